@@ -1,0 +1,469 @@
+"""Backends: stream a chat completion from an OpenAI-compatible server, with the prediction.
+
+Every failure becomes one BackendError whose message names what to fix (the URL, the env var,
+the model). Retries are ours, bounded by count and by the refactor's total time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import random
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from .config import BackendConfig, ConfigError, RefactorSettings, api_key
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+log = logging.getLogger(__name__)
+
+LOCAL_SPECULATION_TYPES = ("vllm", "llamacpp")
+_RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+class BackendError(Exception):
+    """A backend problem, said so the user knows what to do. `fallback_ok`: another backend may serve."""
+
+    def __init__(self, message: str, *, fallback_ok: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.fallback_ok = fallback_ok
+        self.status = status
+
+
+class PredictionUnsupported(BackendError):
+    pass
+
+
+@dataclass
+class Acceptance:
+    accepted: int
+    rejected: int
+    source: str
+
+
+@dataclass
+class Completion:
+    text: str = ""
+    finish_reason: str | None = None
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    acceptance: Acceptance | None = None
+    prediction_sent: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+DeltaCallback = Callable[[str, int], None]  # (text so far appended, chunks seen)
+
+
+def read_acceptance(chunk: dict[str, Any]) -> Acceptance | None:
+    """Acceptance figures from a final chunk, whatever the backend kind:
+
+    - OpenAI and compatible: usage.completion_tokens_details.{accepted,rejected}_prediction_tokens
+    - vLLM (--per-request-spec-decode-metrics): metrics.speculative_decoding.{num_accepted_draft_tokens,
+      num_draft_tokens}
+    - llama.cpp server: timings.{draft_n_accepted, draft_n}
+    """
+    usage = chunk.get("usage") or {}
+    details = usage.get("completion_tokens_details") or {}
+    accepted = details.get("accepted_prediction_tokens")
+    rejected = details.get("rejected_prediction_tokens")
+    if isinstance(accepted, int) and isinstance(rejected, int) and (accepted or rejected):
+        return Acceptance(accepted, rejected, "usage")
+    spec = (chunk.get("metrics") or {}).get("speculative_decoding") or usage.get("speculative_decoding") or {}
+    drafted = spec.get("num_draft_tokens")
+    accepted = spec.get("num_accepted_draft_tokens", spec.get("num_accepted_tokens"))
+    if isinstance(drafted, int) and isinstance(accepted, int):
+        return Acceptance(accepted, max(drafted - accepted, 0), "vllm-spec-decode-metrics")
+    timings = chunk.get("timings") or {}
+    drafted = timings.get("draft_n")
+    accepted = timings.get("draft_n_accepted")
+    if isinstance(drafted, int) and isinstance(accepted, int):
+        return Acceptance(accepted, max(drafted - accepted, 0), "llamacpp-timings")
+    return None
+
+
+def is_loopback(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+# Backends that said no to the `prediction` field, for the life of the process.
+_prediction_refused: set[tuple[str, str, str]] = set()
+
+
+def _identity(backend: BackendConfig) -> tuple[str, str, str]:
+    return backend.name, backend.base_url, backend.model
+
+
+def uses_prediction(backend: BackendConfig, override: bool | None = None) -> str:
+    """How the prediction reaches the model: "field" (the request's `prediction`), "prompt" (local
+    servers draft from the prompt by n-gram lookup) or "off"."""
+    if override is False or backend.prediction == "never":
+        return "off"
+    if backend.prediction == "always":
+        return "field"
+    if backend.type in LOCAL_SPECULATION_TYPES:
+        return "prompt"
+    return "off" if _identity(backend) in _prediction_refused else "field"
+
+
+_clients: dict[str, AsyncOpenAI] = {}
+
+
+def _client(backend: BackendConfig, settings: RefactorSettings) -> AsyncOpenAI:
+    """One SDK client per backend and key, so connections are reused between refactors."""
+    try:
+        key = api_key(backend)
+    except ConfigError as exc:
+        raise BackendError(str(exc)) from None
+    cache_key = repr((backend, settings.connect_timeout_s, settings.idle_timeout_s, hash(key)))
+    client = _clients.get(cache_key)
+    if client is None:
+        import httpx2
+        from openai import AsyncOpenAI
+
+        timeout = httpx2.Timeout(
+            connect=settings.connect_timeout_s, read=settings.idle_timeout_s, write=30.0, pool=30.0
+        )
+        http_client = httpx2.AsyncClient(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
+        client = AsyncOpenAI(
+            api_key=key or "no-key",
+            base_url=backend.base_url,
+            max_retries=0,
+            timeout=timeout,
+            default_headers=backend.headers or None,
+            http_client=http_client,
+        )
+        _clients[cache_key] = client
+    return client
+
+
+async def close_clients() -> None:
+    clients = list(_clients.values())
+    _clients.clear()
+    for client in clients:
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+def _redact(text: str, backend: BackendConfig) -> str:
+    try:
+        key = api_key(backend)
+    except ConfigError:
+        return text
+    return text.replace(key, "***") if key else text
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message)
+
+
+def _connection_problem(exc: BaseException) -> str:
+    """What went wrong under an APIConnectionError, in words."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause).lower()
+        if isinstance(cause, ssl.SSLError) or "certificate" in text or "ssl" in text or "tls" in text:
+            return (
+                "TLS failed (certificate or protocol); check the URL, or set verify_tls = false for a "
+                "self-signed local server"
+            )
+        if (
+            "name or service not known" in text
+            or "nodename nor servname" in text
+            or "getaddrinfo" in text
+            or "temporary failure in name resolution" in text
+            or "no address associated" in text
+        ):
+            return "the host name does not resolve"
+        if "connection refused" in text or "connect call failed" in text or isinstance(cause, ConnectionRefusedError):
+            return "connection refused — is the server running?"
+        cause = cause.__cause__ or cause.__context__
+    return "the connection failed"
+
+
+def _is_prediction_refusal(message: str) -> bool:
+    text = message.lower()
+    return "prediction" in text and any(
+        word in text
+        for word in (
+            "not supported",
+            "unsupported",
+            "not allowed",
+            "unknown",
+            "unrecognized",
+            "extra",
+            "invalid",
+            "does not support",
+            "not permitted",
+        )
+    )
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+async def list_models(backend: BackendConfig, settings: RefactorSettings) -> list[str]:
+    """The models the server offers (GET /models); a BackendError says why not."""
+    import openai
+
+    client = _client(backend, settings)
+    try:
+        page = await asyncio.wait_for(client.models.list(), timeout=settings.connect_timeout_s + 5)
+    except TimeoutError:
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} did not answer GET /models in time"
+        ) from None
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            raise BackendError(_auth_message(backend, exc.status_code), status=exc.status_code) from None
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} answered GET /models with HTTP {exc.status_code}: "
+            f"{_redact(_server_message(exc), backend)[:200]}",
+            status=exc.status_code,
+        ) from None
+    except openai.APIConnectionError as exc:
+        raise BackendError(
+            f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}"
+        ) from None
+    return [m.id for m in page.data]
+
+
+def _auth_message(backend: BackendConfig, status: int) -> str:
+    where = (
+        f"check the key in the environment variable {backend.api_key_env}"
+        if backend.api_key_env
+        else f"set backends.{backend.name}.api_key_env to the name of the environment variable that holds your key"
+    )
+    reason = "unauthorized" if status == 401 else "forbidden"
+    return f"the backend '{backend.name}' at {backend.base_url} refused the request ({status} {reason}) — {where}"
+
+
+@dataclass
+class StreamRequest:
+    messages: list[dict[str, str]]
+    prediction: str | None  # sent as the `prediction` field when not None
+    max_tokens: int
+    temperature: float
+
+
+async def _stream_once(
+    backend: BackendConfig, settings: RefactorSettings, request: StreamRequest, on_delta: DeltaCallback | None
+) -> Completion:
+    import openai
+
+    client = _client(backend, settings)
+    extra: dict[str, Any] = {}
+    if request.prediction is not None:
+        extra["prediction"] = {"type": "content", "content": request.prediction}
+    started = time.perf_counter()
+    result = Completion(prediction_sent=request.prediction is not None)
+    parts: list[str] = []
+    try:
+        stream = await asyncio.wait_for(
+            client.chat.completions.create(
+                model=backend.model,
+                messages=request.messages,  # type: ignore[arg-type]
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                stream=True,
+                stream_options={"include_usage": True},
+                **extra,
+            ),
+            timeout=settings.first_token_timeout_s,
+        )
+    except TimeoutError:
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent nothing within "
+            f"{settings.first_token_timeout_s:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+            fallback_ok=True,
+        ) from None
+    chunks = 0
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            wait = settings.idle_timeout_s if result.ttft_ms is not None else settings.first_token_timeout_s
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), timeout=wait)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if result.ttft_ms is None:
+                    raise BackendError(
+                        f"the backend '{backend.name}' at {backend.base_url} sent no first token within "
+                        f"{wait:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+                        fallback_ok=True,
+                    ) from None
+                raise BackendError(
+                    f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
+                    "(refactor.idle_timeout_s); nothing was applied — run it again"
+                ) from None
+            chunks += 1
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                content = getattr(delta, "content", None) if delta is not None else None
+                if content:
+                    if result.ttft_ms is None:
+                        result.ttft_ms = (time.perf_counter() - started) * 1000
+                    parts.append(content)
+                    if on_delta is not None:
+                        on_delta(content, chunks)
+                if choice.finish_reason:
+                    result.finish_reason = choice.finish_reason
+            if chunk.usage is not None:
+                result.completion_tokens = chunk.usage.completion_tokens
+                result.prompt_tokens = chunk.usage.prompt_tokens
+            if chunk.usage is not None or chunk.model_extra:
+                # Only final chunks carry acceptance; dumping every chunk would cost time per token.
+                acceptance = read_acceptance(chunk.model_dump(warnings=False))
+                if acceptance is not None:
+                    result.acceptance = acceptance
+    except (openai.APIConnectionError, openai.APIError, json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        if isinstance(exc, openai.APIStatusError):
+            raise
+        if isinstance(exc, openai.APIConnectionError):
+            raise BackendError(
+                f"the connection to the backend '{backend.name}' at {backend.base_url} broke mid-answer; "
+                "nothing was applied — run it again"
+            ) from None
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
+            f"({_redact(type(exc).__name__ + ': ' + str(exc), backend)[:200]}); nothing was applied"
+        ) from None
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.close()
+    result.latency_ms = (time.perf_counter() - started) * 1000
+    result.text = "".join(parts)
+    if result.finish_reason is None and result.text:
+        result.notes.append("the stream ended without a finish_reason")
+    return result
+
+
+async def stream_completion(
+    backend: BackendConfig,
+    settings: RefactorSettings,
+    request: StreamRequest,
+    on_delta: DeltaCallback | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Completion:
+    """Stream one completion with bounded retries; every failure is a BackendError with a clear message."""
+    import openai
+
+    deadline = time.monotonic() + settings.timeout_s
+    attempt = 0
+    notes: list[str] = []
+    while True:
+        try:
+            async with asyncio.timeout(max(deadline - time.monotonic(), 0.001)):
+                result = await _stream_once(backend, settings, request, on_delta)
+            result.notes[:0] = notes
+            return result
+        except TimeoutError:
+            raise BackendError(
+                f"the refactor took longer than {settings.timeout_s:g} s (refactor.timeout_s) on the backend "
+                f"'{backend.name}' at {backend.base_url}; nothing was applied — select less or raise the limit",
+                fallback_ok=True,
+            ) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            message = _redact(_server_message(exc), backend)
+            if status == 400 and request.prediction is not None and _is_prediction_refusal(message):
+                if backend.prediction != "always":
+                    raise PredictionUnsupported(message, status=400) from None
+                raise BackendError(
+                    f"the backend '{backend.name}' does not accept the `prediction` field ({message}) — set "
+                    f'backends.{backend.name}.prediction = "auto" or "never"',
+                    status=400,
+                ) from None
+            if status in (401, 403):
+                raise BackendError(_auth_message(backend, status), status=status) from None
+            if status == 404:
+                raise BackendError(await _unknown_model_message(backend, settings, message), status=404) from None
+            if status in _RETRY_STATUSES:
+                attempt += 1
+                wait = _retry_after(exc)
+                if wait is None:
+                    wait = min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+                left = deadline - time.monotonic()
+                if attempt <= settings.max_retries and wait < left:
+                    notes.append(f"retried after HTTP {status} (waited {wait:.1f} s)")
+                    log.info("backend %s answered %s; retry %d in %.1f s", backend.name, status, attempt, wait)
+                    await sleep(wait)
+                    continue
+                what = "is rate limiting us (429)" if status == 429 else f"failed with HTTP {status}"
+                raise BackendError(
+                    f"the backend '{backend.name}' at {backend.base_url} {what} after "
+                    f"{attempt} {'try' if attempt == 1 else 'tries'} ({message[:160]}); nothing was applied — "
+                    "try again later",
+                    fallback_ok=status in (502, 503, 504, 429),
+                    status=status,
+                ) from None
+            raise BackendError(
+                f"the backend '{backend.name}' at {backend.base_url} answered HTTP {status}: {message[:300]}",
+                status=status,
+            ) from None
+        except openai.APITimeoutError:
+            raise BackendError(
+                f"the backend '{backend.name}' at {backend.base_url} did not answer in time "
+                f"(refactor.connect_timeout_s / idle_timeout_s) — is it running and not overloaded?",
+                fallback_ok=True,
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise BackendError(
+                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}",
+                fallback_ok=True,
+            ) from None
+
+
+async def _unknown_model_message(backend: BackendConfig, settings: RefactorSettings, message: str) -> str:
+    try:
+        models = await list_models(backend, settings)
+    except Exception:
+        models = []
+    offered = f" (it offers: {', '.join(models[:20])})" if models else ""
+    return (
+        f"the backend '{backend.name}' at {backend.base_url} has no model '{backend.model}'{offered} — "
+        f"set backends.{backend.name}.model"
+    )
+
+
+def remember_prediction_refused(backend: BackendConfig) -> None:
+    _prediction_refused.add(_identity(backend))
+
+
+def default_max_tokens(predicted_chars: int, settings: RefactorSettings) -> int:
+    """Room for the region to grow: about twice its tokens, at least 256, unless configured."""
+    if settings.max_tokens:
+        return settings.max_tokens
+    return max(256, math.ceil(predicted_chars / 3.0 * 2) + 128)

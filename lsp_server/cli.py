@@ -1,0 +1,262 @@
+"""Command line: the language server (default), `refactor`, `check` and `bench`.
+
+Every subcommand drives the same pipeline as the server (lsp_server.refactor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .config import WORKSPACE_FILE, Config, ConfigError, LoadedConfig, load_config, user_layer
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _error(message: str) -> None:
+    print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def find_workspace(path: Path) -> Path | None:
+    """The nearest folder above `path` holding a workspace file."""
+    for folder in [path if path.is_dir() else path.parent, *path.resolve().parents]:
+        if (folder / WORKSPACE_FILE).is_file():
+            return folder
+    return None
+
+
+def load_cli_config(config_file: str | None, near: Path | None) -> LoadedConfig:
+    user = user_layer(Path(config_file).expanduser() if config_file else None)
+    loaded = load_config(user, [], find_workspace(near) if near else None)
+    for problem in loaded.problems:
+        _error(problem)
+    return loaded
+
+
+def _parse_lines(spec: str, text: str) -> tuple[int, int]:
+    from .scope import line_span
+
+    try:
+        first, _, last = spec.partition(":")
+        start, end = int(first), int(last or first)
+    except ValueError:
+        raise ValueError(f"--lines must be START:END (1-based, inclusive), not {spec!r}") from None
+    count = len(text.splitlines())
+    if not 1 <= start <= end or end > max(count, 1):
+        raise ValueError(f"--lines {spec} is outside the file's {count} lines")
+    return line_span(text, start - 1, end - 1)
+
+
+def _read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        # newline="" semantics: keep \r\n as it is, so edits preserve every byte.
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
+
+
+async def _refactor(args: argparse.Namespace) -> int:
+    from .refactor import RefactorError, RefactorRequest, run_refactor
+    from .scope import line_span
+
+    path = Path(args.path)
+    try:
+        text = _read_source(path)
+        loaded = load_cli_config(args.config, path)
+        if args.lines:
+            start, end = _parse_lines(args.lines, text)
+            scope = "selection"
+        elif args.at:
+            start, _ = line_span(text, args.at - 1, args.at - 1)
+            end, scope = start, "auto"
+        else:
+            start = end = 0
+            scope = None
+    except (ValueError, ConfigError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    config = loaded.config
+    request = RefactorRequest(
+        path=str(path),
+        text=text,
+        start=start,
+        end=end,
+        instruction=args.instruction,
+        backend=args.backend,
+        prediction=False if args.no_prediction else None,
+        scope=scope,  # type: ignore[arg-type]
+    )
+    if request.scope is None and config.refactor.scope == "auto":
+        request.scope = "file"  # no selection and no cursor: the whole file
+    try:
+        result = await run_refactor(request, config)
+    except RefactorError as exc:
+        _error(str(exc))
+        if exc.stats is not None:
+            print(exc.stats.summary(), file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        from .backends import close_clients
+
+        await close_clients()
+    new_text = result.new_text
+    result.stats.applied = bool(result.edits) and args.write
+    if args.json:
+        print(json.dumps({"new_text": new_text, "stats": result.stats.to_dict()}, ensure_ascii=False))
+    elif not args.write:
+        before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
+        diff = difflib.unified_diff(text.splitlines(keepends=True), new_text.splitlines(keepends=True), before, after)
+        sys.stdout.writelines(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff
+        )
+    if args.write and result.edits:
+        if _read_source(path) != text:
+            _error(f"{path} changed while the refactor ran; nothing was written — run it again")
+            return EXIT_FAILED
+        tmp = path.with_name(f".{path.name}.refactor-lsp.tmp")
+        tmp.write_bytes(new_text.encode("utf-8"))
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        tmp.replace(path)
+    if not result.edits:
+        print("no changes: the model's answer equals the region", file=sys.stderr)
+    print(result.stats.summary(), file=sys.stderr)
+    return EXIT_OK
+
+
+async def _check(args: argparse.Namespace) -> int:
+    from .backends import (
+        BackendError,
+        PredictionUnsupported,
+        StreamRequest,
+        close_clients,
+        list_models,
+        stream_completion,
+        uses_prediction,
+    )
+    from .config import api_key
+
+    try:
+        loaded = load_cli_config(args.config, Path.cwd())
+        backend = loaded.config.backend(args.backend)
+        api_key(backend)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    config: Config = loaded.config
+    print(f"config: {'ok' if not loaded.problems else 'loaded, with the problems above'}")
+    print(f"backend: {backend.name} ({backend.type}) at {backend.base_url}, model {backend.model}")
+    mode = uses_prediction(backend)
+    try:
+        models = await list_models(backend, config.refactor)
+        if models and backend.model not in models:
+            print(f"FAIL: the server has no model '{backend.model}'; it offers: {', '.join(models[:20])}")
+            print(f"  fix: set backends.{backend.name}.model to one of those")
+            return EXIT_FAILED
+        print(f"models: {', '.join(models[:20]) or '(none listed)'}")
+        request = StreamRequest(
+            messages=[{"role": "user", "content": "Reply with the word: ok"}],
+            prediction="ok" if mode == "field" else None,
+            max_tokens=1,
+            temperature=0.0,
+        )
+        completion = await stream_completion(backend, config.refactor, request)
+        print(f"completion: ok ({completion.latency_ms:.0f} ms for 1 token)")
+    except PredictionUnsupported as exc:
+        print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
+        print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
+        return EXIT_OK
+    except BackendError as exc:
+        print(f"FAIL: {exc}")
+        return EXIT_FAILED
+    finally:
+        await close_clients()
+    if mode == "field":
+        print("prediction: accepted (the `prediction` field is sent)")
+    elif mode == "prompt":
+        print("prediction: in the prompt; the server's speculative decoding (n-gram lookup) drafts from it")
+    else:
+        print("prediction: off")
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    serve(log_file=args.log_file, verbose=args.verbose)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="refactor-lsp",
+        description="Language server for fast, safe refactors with predicted outputs. "
+        "With no subcommand it serves LSP on stdin/stdout.",
+    )
+    parser.add_argument("--version", action="version", version=f"refactor-lsp {__version__}")
+    parser.add_argument("--log-file", help="also write the server's log to this file (user-only permissions)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
+    sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="run the language server on stdio (the default)")
+    serve.add_argument("--log-file")
+    serve.add_argument("-v", "--verbose", action="count", default=0)
+
+    refactor = sub.add_parser("refactor", help="rewrite part of a file and print the diff and the speed")
+    refactor.add_argument("path")
+    refactor.add_argument("--instruction", "-i", required=True, help="what to do, in words")
+    refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
+    refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
+    refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
+    refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
+    refactor.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
+    refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
+    refactor.add_argument("--json", action="store_true", help='print {"new_text": ..., "stats": {...}}')
+
+    check = sub.add_parser("check", help="validate the config and reach the backend")
+    check.add_argument("--backend")
+    check.add_argument("--config")
+
+    bench = sub.add_parser("bench", help="measure the same edits with and without prediction")
+    bench.add_argument("--backend")
+    bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
+    bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
+    bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
+    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("--markdown", help="write the report as Markdown to this file")
+    bench.add_argument("--json", help="write the full results as JSON to this file")
+    bench.add_argument("--max-tokens", type=int, default=0, help="cap each answer (0: from the region size)")
+    bench.add_argument("--config")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command in (None, "serve"):
+            return _serve(args)
+        if args.command == "refactor":
+            return asyncio.run(_refactor(args))
+        if args.command == "check":
+            return asyncio.run(_check(args))
+        if args.command == "bench":
+            from .bench import run_bench_cli
+
+            return asyncio.run(run_bench_cli(args))
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Prompt and prediction: one fixed, documented structure (README, "How a refactor is asked").
+
+The model outputs only the region; the prediction is exactly the region's current text, so the
+backend can accept most of it token for token. Local servers (vLLM, llama.cpp) draft from the
+prompt by n-gram lookup, so the region also appears verbatim in the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePath
+
+REGION_START = "<<<REGION"
+REGION_END = "REGION>>>"
+
+SYSTEM_PROMPT = (
+    "You are a code refactoring engine inside an editor. You rewrite one region of a file as the "
+    "instruction says. Output only the rewritten region: no explanations, no markdown fences, no "
+    "text before or after it, and not the region markers. Keep every line the instruction does not "
+    "ask to change exactly as it is, with its indentation and comments."
+)
+
+_LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".js": "javascript",
+    ".jsx": "javascriptreact",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".lua": "lua",
+    ".sh": "shellscript",
+    ".bash": "shellscript",
+    ".sql": "sql",
+    ".md": "markdown",
+    ".html": "html",
+    ".css": "css",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".zig": "zig",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".hs": "haskell",
+    ".ml": "ocaml",
+    ".dart": "dart",
+    ".r": "r",
+}
+
+
+def language_of(path: str, language_id: str | None = None) -> str:
+    """The editor's languageId when it sent one, else a guess from the file extension."""
+    if language_id:
+        return language_id
+    return _LANGUAGES.get(PurePath(path).suffix.lower(), "plain text")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    prediction: str  # the region's current text: what the model will mostly copy
+
+
+def _context(text: str, start: int, end: int, budget: int) -> tuple[str, str, bool]:
+    """The text before and after the region, trimmed to whole lines around it to fit `budget`."""
+    before, after = text[:start], text[end:]
+    if len(before) + len(after) <= budget:
+        return before, after, False
+    half = budget // 2
+    keep_before = min(len(before), max(half, budget - len(after)))
+    keep_after = min(len(after), budget - keep_before)
+    cut_before = before[len(before) - keep_before :]
+    cut_before = cut_before[cut_before.find("\n") + 1 :] if len(cut_before) < len(before) else cut_before
+    cut_after = after[:keep_after]
+    if len(cut_after) < len(after) and "\n" in cut_after:
+        cut_after = cut_after[: cut_after.rfind("\n") + 1]
+    return cut_before, cut_after, True
+
+
+def build_prompt(
+    *,
+    text: str,
+    start: int,
+    end: int,
+    instruction: str,
+    path: str,
+    language_id: str | None = None,
+    diagnostics: list[str] | None = None,
+    context_chars: int = 60_000,
+    drop: tuple[int, int] | None = None,
+) -> Prompt:
+    """Messages for rewriting text[start:end]; `drop` removes a span (the instruction comment) first."""
+    region = text[start:end]
+    if drop is not None:
+        a, b = drop[0] - start, drop[1] - start
+        region = region[:a] + region[b:]
+    before, after, trimmed = _context(text, start, end, context_chars)
+    newline = "" if region.endswith(("\n", "\r")) or not region else "\n"
+    file_view = f"{before}{REGION_START}\n{region}{newline}{REGION_END}\n{after}"
+    parts = [
+        f"Language: {language_of(path, language_id)}",
+        f"File: {PurePath(path).name}",
+        "",
+        "The file"
+        + (" (shortened around the region)" if trimmed else "")
+        + f", with the region to rewrite between the lines {REGION_START} and {REGION_END}:",
+        file_view,
+        f"Instruction: {instruction.strip()}",
+    ]
+    if diagnostics:
+        parts += ["", "Problems reported in the region, to fix:", *(f"- {d}" for d in diagnostics)]
+    parts += [
+        "",
+        "Output only the new text of the region (the lines between the markers, without the markers), "
+        "complete, with the same indentation. No explanations, no markdown.",
+    ]
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+    return Prompt(messages, region)

@@ -1,0 +1,231 @@
+"""Scope: which part of the document a refactor rewrites.
+
+Less output is faster and cheaper, so we rewrite as little as the request needs: the selected
+lines, else the enclosing definition around the cursor (indentation- and bracket-based, so it
+works for any language), else the whole file. All offsets are Python string indices.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from .config import ScopeMode
+
+INSTRUCTION_MARKER = "refactor-lsp:"
+# A comment opener followed by the marker: `# refactor-lsp: ...`, `// refactor-lsp: ...`, `-- ...`, `/* ... */`.
+_INSTRUCTION_COMMENT = re.compile(
+    r"^[ \t]*(?:#|//|--|;+|%|/\*+|\*|<!--|\(\*)[ \t]*refactor-lsp:[ \t]*(?P<text>.*?)[ \t]*(?:\*/|-->|\*\))?[ \t]*$"
+)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_DEFINITION = re.compile(
+    r"^\s*(?:@|(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+    r"(?:def|class|function|func|fn|impl|trait|struct|enum|interface|module|namespace|object|"
+    r"(?:public|private|protected|internal|static|final|abstract|override|virtual)\b))"
+    r"|^\s*(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*=>"
+)
+_CLOSERS = re.compile(r"^\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
+_OPENERS = "([{"
+_CLOSE_FOR = {")": "(", "]": "[", "}": "{"}
+
+
+@dataclass(frozen=True)
+class Region:
+    """The rewritten span [start, end) of the document, and how it was chosen."""
+
+    start: int
+    end: int
+    kind: str  # "selection" | "block" | "file"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their terminators (\\n, \\r\\n or \\r), as LSP counts them."""
+    return _LINE.findall(text)
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    return offsets
+
+
+def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
+    """Offsets covering whole lines first_line..last_line (0-based, inclusive)."""
+    lines = split_lines(text)
+    offsets = _line_offsets(lines)
+    if not lines:
+        return 0, 0
+    first = max(0, min(first_line, len(lines) - 1))
+    last = max(first, min(last_line, len(lines) - 1))
+    return offsets[first], offsets[last + 1]
+
+
+def selection_lines(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a selection to whole lines; a selection ending at column 0 leaves that line out."""
+    lines = split_lines(text)
+    offsets = _line_offsets(lines)
+    first = _line_at(offsets, start)
+    last = _line_at(offsets, end)
+    if end > start and last > first and offsets[last] == end:
+        last -= 1
+    return first, last
+
+
+def _line_at(offsets: list[int], offset: int) -> int:
+    return max(0, min(bisect.bisect_right(offsets, offset) - 1, len(offsets) - 2))
+
+
+def _bracket_balance(lines: list[str]) -> int:
+    depth = 0
+    for line in lines:
+        for ch in line:
+            if ch in _OPENERS:
+                depth += 1
+            elif ch in _CLOSE_FOR:
+                depth -= 1
+    return depth
+
+
+def _block_at(lines: list[str], header: int) -> int:
+    """Last line (inclusive) of the block whose header line is `header`."""
+    base = _indent(lines[header])
+    last = header
+    i = header + 1
+    while i < len(lines):
+        line = lines[i]
+        if _blank(line):
+            i += 1
+            continue
+        if _indent(line) > base:
+            last = i
+            i += 1
+            continue
+        if _indent(line) == base and _CLOSERS.match(line):
+            last = i
+        break
+    # Bracket languages written without indentation: extend until the brackets balance.
+    depth = _bracket_balance(lines[header : last + 1])
+    while depth > 0 and last + 1 < len(lines):
+        last += 1
+        depth += _bracket_balance([lines[last]])
+    return last
+
+
+def _opens_block(lines: list[str], i: int) -> bool:
+    nxt = next((j for j in range(i + 1, len(lines)) if not _blank(lines[j])), None)
+    return nxt is not None and _indent(lines[nxt]) > _indent(lines[i])
+
+
+def _header_above(lines: list[str], i: int) -> int | None:
+    """The nearest line above `i` with less indentation: the header of the block holding line i."""
+    target = _indent(lines[i])
+    for j in range(i - 1, -1, -1):
+        if not _blank(lines[j]) and _indent(lines[j]) < target:
+            return j
+    return None
+
+
+def _with_decorations(lines: list[str], header: int) -> int:
+    """Include decorators, attributes and doc comments written directly above a definition."""
+    base = _indent(lines[header])
+    first = header
+    for j in range(header - 1, -1, -1):
+        stripped = lines[j].strip()
+        if _indent(lines[j]) == base and stripped.startswith(("@", "#[", "///", "/**", "* ", "*/", "[")):
+            first = j
+        else:
+            break
+    return first
+
+
+def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
+    """Lines (first, last) of the innermost definition around `offset`, else its outermost block.
+
+    None when the cursor is on a blank or top-level line that belongs to no block.
+    """
+    lines = split_lines(text)
+    if not lines:
+        return None
+    cursor = _line_at(_line_offsets(lines), offset)
+    # On a blank line, look at the code that follows, then above.
+    i = cursor
+    while i < len(lines) and _blank(lines[i]):
+        i += 1
+    if i == len(lines):
+        i = cursor
+        while i >= 0 and _blank(lines[i]):
+            i -= 1
+        if i < 0:
+            return None
+    headers: list[int] = []
+    if _opens_block(lines, i):
+        headers.append(i)
+    h = _header_above(lines, i)
+    while h is not None:
+        headers.append(h)
+        h = _header_above(lines, h)
+    if not headers:
+        return None
+    for header in headers:
+        if _DEFINITION.match(lines[header]):
+            last = _block_at(lines, header)
+            if last >= cursor or cursor < header:
+                return _with_decorations(lines, header), last
+    outer = headers[-1]
+    return _with_decorations(lines, outer), _block_at(lines, outer)
+
+
+def choose_region(text: str, start: int, end: int, mode: ScopeMode = "auto") -> Region:
+    """The region to rewrite for a request whose selection is [start, end)."""
+    if mode == "file" or not text:
+        return Region(0, len(text), "file")
+    if mode in ("auto", "selection") and end > start:
+        first, last = selection_lines(text, start, end)
+        a, b = line_span(text, first, last)
+        return Region(a, b, "selection")
+    block = enclosing_block(text, start)
+    if mode == "selection":
+        first, last = selection_lines(text, start, start)
+        a, b = line_span(text, first, last)
+        return Region(a, b, "selection")
+    if block is not None:
+        a, b = line_span(text, *block)
+        if (a, b) != (0, len(text)):
+            return Region(a, b, "block")
+    return Region(0, len(text), "file")
+
+
+@dataclass(frozen=True)
+class InstructionComment:
+    """A `refactor-lsp: <instruction>` comment line inside the region."""
+
+    instruction: str
+    start: int  # offsets of the whole comment line, terminator included
+    end: int
+
+
+def find_instruction_comment(text: str, region: Region) -> InstructionComment | None:
+    if INSTRUCTION_MARKER not in text[region.start : region.end]:
+        return None
+    offset = region.start
+    for line in split_lines(text[region.start : region.end]):
+        match = _INSTRUCTION_COMMENT.match(line.rstrip("\r\n"))
+        if match and match.group("text"):
+            return InstructionComment(match.group("text"), offset, offset + len(line))
+        offset += len(line)
+    return None
+
+
+def is_instruction_comment(line: str) -> bool:
+    return bool(_INSTRUCTION_COMMENT.match(line.rstrip("\r\n")))

@@ -1,0 +1,192 @@
+"""Stats: one record per refactor, used everywhere (CLI JSON, notifications, history, bench).
+
+Honesty rules: rejected prediction tokens are billed but are not output, so they do not count
+toward tokens/s; acceptance is shown only when the backend reported it, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+HISTORY_LIMIT = 2000
+
+
+@dataclass
+class RefactorStats:
+    backend: str = ""
+    model: str = ""
+    prediction: bool = False  # the prediction was sent (as a field, or in the prompt for local speculation)
+    prediction_via: str = "off"  # "field" | "prompt" | "off"
+    scope: str = ""
+    latency_ms: float = 0.0  # request sent → stream ended
+    ttft_ms: float | None = None  # request sent → first content token
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
+    acceptance_rate: float | None = None  # accepted ÷ (accepted + rejected)
+    acceptance_source: str | None = None  # where the acceptance figures came from
+    tokens_per_s: float | None = None  # (completion − rejected) ÷ generation time
+    output_chars: int = 0
+    predicted_chars: int = 0
+    action: str = ""
+    served_by: str = ""  # the backend that answered, when a fallback took over
+    notes: list[str] = field(default_factory=list)
+    applied: bool | None = None
+    uri: str = ""
+
+    def finish(self) -> RefactorStats:
+        """Derive the rates from the raw figures."""
+        accepted, rejected = self.accepted_prediction_tokens, self.rejected_prediction_tokens
+        if accepted is not None and rejected is not None and accepted + rejected > 0:
+            self.acceptance_rate = accepted / (accepted + rejected)
+        if self.completion_tokens:
+            useful = self.completion_tokens - (rejected or 0)
+            generation_ms = self.latency_ms - (self.ttft_ms or 0.0)
+            if generation_ms <= 0 or self.completion_tokens <= 1:
+                generation_ms = self.latency_ms
+            if generation_ms > 0:
+                self.tokens_per_s = max(useful, 0) / (generation_ms / 1000.0)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RefactorStats:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def summary(self) -> str:
+        """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
+        parts = [f"refactor {self.latency_ms / 1000:.1f} s"]
+        if self.completion_tokens is not None:
+            parts.append(f"{self.completion_tokens} tok")
+        if self.tokens_per_s is not None:
+            parts.append(f"{self.tokens_per_s:.0f} tok/s")
+        if not self.prediction:
+            parts.append("no prediction")
+        elif self.acceptance_rate is not None:
+            parts.append(
+                f"prediction {self.acceptance_rate:.0%} accepted "
+                f"({self.accepted_prediction_tokens} accepted, {self.rejected_prediction_tokens} rejected)"
+            )
+        else:
+            parts.append("prediction sent (acceptance not reported by the backend)")
+        if self.served_by and self.served_by != self.backend:
+            parts.append(f"served by {self.served_by}")
+        return " · ".join(parts)
+
+    def detail(self) -> str:
+        """Every field, for the log."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
+def state_dir(env: Mapping[str, str] = os.environ) -> Path:
+    base = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "refactor-lsp"
+
+
+def history_path(env: Mapping[str, str] = os.environ) -> Path:
+    return state_dir(env) / "history.jsonl"
+
+
+def append_history(stats: RefactorStats, path: Path | None = None) -> None:
+    """One JSON line per refactor, in a file only the user can read; trimmed to the last few thousand."""
+    path = path or history_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(stats.to_dict(), sort_keys=True) + "\n")
+    if path.stat().st_size > HISTORY_LIMIT * 2000:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[-HISTORY_LIMIT:]
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+        tmp.replace(path)
+
+
+def read_history(path: Path | None = None, limit: int = HISTORY_LIMIT) -> list[RefactorStats]:
+    path = path or history_path()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()[-limit:]
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            records.append(RefactorStats.from_dict(json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return records
+
+
+def _median(values: Iterable[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+@dataclass
+class ModeSummary:
+    backend: str
+    prediction: bool
+    count: int
+    latency_ms: float | None
+    tokens_per_s: float | None
+    acceptance_rate: float | None
+
+
+@dataclass
+class BackendSummary:
+    backend: str
+    modes: list[ModeSummary]
+    speedup: float | None  # median latency without ÷ median latency with prediction
+
+    def line(self) -> str:
+        parts = []
+        for mode in self.modes:
+            label = "with prediction" if mode.prediction else "without"
+            text = f"{label}: {mode.count} refactors, median {(mode.latency_ms or 0) / 1000:.2f} s"
+            if mode.tokens_per_s is not None:
+                text += f", {mode.tokens_per_s:.0f} tok/s"
+            if mode.acceptance_rate is not None:
+                text += f", {mode.acceptance_rate:.0%} accepted"
+            parts.append(text)
+        speed = f" · speedup {self.speedup:.2f}×" if self.speedup else ""
+        return f"{self.backend}: " + "; ".join(parts) + speed
+
+
+def summarize_history(records: list[RefactorStats]) -> list[BackendSummary]:
+    """Medians per backend and mode; the speedup when both modes exist.
+
+    Latency depends on how much was rewritten, so this compares like with like only roughly;
+    `refactor-lsp bench` measures the same edits both ways.
+    """
+    summaries = []
+    for backend in sorted({r.backend for r in records}):
+        modes = []
+        for prediction in (True, False):
+            group = [r for r in records if r.backend == backend and r.prediction == prediction]
+            if group:
+                modes.append(
+                    ModeSummary(
+                        backend,
+                        prediction,
+                        len(group),
+                        _median(r.latency_ms for r in group),
+                        _median(r.tokens_per_s for r in group),
+                        _median(r.acceptance_rate for r in group),
+                    )
+                )
+        speedup = None
+        if len(modes) == 2 and modes[0].latency_ms and modes[1].latency_ms:
+            speedup = modes[1].latency_ms / modes[0].latency_ms
+        summaries.append(BackendSummary(backend, modes, speedup))
+    return summaries
