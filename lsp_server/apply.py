@@ -1,0 +1,118 @@
+"""Applying a refactor's edits in the editor: versioned, rebased onto the user's typing, never stale.
+
+An edit computed against an older buffer is moved onto the current one only when the user's
+changes avoid the rewritten region; otherwise nothing is applied and the user is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from .edits import PositionMapper, Replacement, rebase
+from .refactor import RefactorResult
+
+if TYPE_CHECKING:
+    from .server import RefactorServer
+
+log = logging.getLogger(__name__)
+
+STALE_MESSAGE = "the buffer changed while the refactor ran; nothing was applied — run it again"
+PREVIEW_ANNOTATION = "refactor-lsp"
+APPLY_REPLY_TIMEOUT_S = 10.0
+UNADVERTISED_APPLY_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    applied: bool | None  # None: sent, but the editor never confirmed (Vim ALE does not reply)
+    status: str  # "applied" | "rejected" | "stale" | "unconfirmed"
+    message: str | None
+    message_type: types.MessageType = types.MessageType.Info
+
+
+def workspace_edit(
+    uri: str,
+    version: int | None,
+    text: str,
+    edits: list[Replacement],
+    encoding: str,
+    *,
+    document_changes: bool,
+    preview: bool,
+    label: str,
+) -> types.WorkspaceEdit:
+    """The edit for one document only; versioned when the client takes documentChanges."""
+    mapper = PositionMapper(text, encoding)  # type: ignore[arg-type]
+
+    def lsp_range(edit: Replacement) -> types.Range:
+        return types.Range(types.Position(*mapper.position(edit.start)), types.Position(*mapper.position(edit.end)))
+
+    if not document_changes:
+        return types.WorkspaceEdit(changes={uri: [types.TextEdit(lsp_range(e), e.text) for e in edits]})
+    text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
+    for e in edits:
+        if preview:
+            text_edits.append(types.AnnotatedTextEdit(lsp_range(e), e.text, annotation_id=PREVIEW_ANNOTATION))
+        else:
+            text_edits.append(types.TextEdit(lsp_range(e), e.text))
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits)
+        ],
+        change_annotations=(
+            {PREVIEW_ANNOTATION: types.ChangeAnnotation(label=label, needs_confirmation=True)} if preview else None
+        ),
+    )
+
+
+async def apply_result(
+    ls: RefactorServer, uri: str, snapshot_version: int | None, result: RefactorResult, preview: bool
+) -> ApplyOutcome:
+    document = ls.workspace.get_text_document(uri)
+    current_text, current_version = document.source, document.version
+    edits = result.edits
+    note = None
+    if current_version != snapshot_version or current_text != result.text:
+        region = (result.plan.region.start, result.plan.region.end)
+        rebased = rebase(result.text, current_text, region, edits).edits
+        if rebased is None:
+            return ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning)
+        edits = rebased
+        note = "applied on top of the changes you made meanwhile"
+    caps = ls.client_capabilities.workspace
+    workspace_caps = caps.workspace_edit if caps else None
+    document_changes = bool(workspace_caps and workspace_caps.document_changes)
+    can_preview = (
+        document_changes and workspace_caps is not None and workspace_caps.change_annotation_support is not None
+    )
+    edit = workspace_edit(
+        uri,
+        current_version,
+        current_text,
+        edits,
+        ls.encoding,
+        document_changes=document_changes,
+        preview=preview and can_preview,
+        label="Refactor with prediction",
+    )
+    advertised = bool(caps and caps.apply_edit)
+    timeout = APPLY_REPLY_TIMEOUT_S if advertised else UNADVERTISED_APPLY_TIMEOUT_S
+    try:
+        reply = await asyncio.wait_for(
+            ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="Refactor with prediction")),
+            timeout,
+        )
+    except TimeoutError:
+        log.info("workspace/applyEdit sent to %s; the editor did not reply within %.0f s", uri, timeout)
+        return ApplyOutcome(None, "unconfirmed", "the edit was sent; the editor did not confirm it")
+    if reply.applied:
+        return ApplyOutcome(True, "applied", note)
+    reason = reply.failure_reason or "no reason given"
+    if preview and can_preview:
+        return ApplyOutcome(False, "rejected", f"the preview was dismissed ({reason}); nothing changed")
+    return ApplyOutcome(False, "rejected", f"the editor did not apply the edit ({reason}); nothing changed")

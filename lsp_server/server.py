@@ -1,0 +1,552 @@
+"""The language server: wiring between LSP and the refactor pipeline.
+
+Handlers stay thin; the work lives in actions, settings, refactor, apply and stats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from . import __version__
+from .actions import KIND, REFACTOR_COMMAND, TITLE_PREFIX, kind_requested, list_actions
+from .apply import ApplyOutcome, apply_result
+from .edits import PositionEncoding, PositionMapper
+from .refactor import Progress, RefactorError, RefactorRequest, RefactorResult, plan_refactor, run_refactor
+from .settings import SECTION, SettingsStore
+from .stats import RefactorStats, append_history, read_history, summarize_history
+
+log = logging.getLogger(__name__)
+
+CANCEL_COMMAND = "refactorLsp.cancel"
+SHOW_STATS_COMMAND = "refactorLsp.showStats"
+STATS_NOTIFICATION = "refactorLsp/stats"
+CLIENT_REPLY_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Running:
+    uri: str
+    task: asyncio.Task[Any]
+    cancel_reason: str = ""
+
+
+@dataclass
+class RefactorArgs:
+    """The `refactorLsp.refactor` argument object (camelCase or snake_case keys)."""
+
+    uri: str
+    range: types.Range | None
+    action_id: str | None = None
+    instruction: str | None = None
+    backend: str | None = None
+    prediction: bool | None = None
+    diagnostics: list[str] = field(default_factory=list)
+    wait: bool = True  # reply when done; False: reply at once and report through messages
+
+    @classmethod
+    def parse(cls, raw: Any) -> RefactorArgs:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
+            raise ValueError("refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}")
+        rng = raw.get("range")
+        lsp_range = None
+        if isinstance(rng, Mapping):
+            try:
+                lsp_range = types.Range(
+                    types.Position(int(rng["start"]["line"]), int(rng["start"]["character"])),
+                    types.Position(int(rng["end"]["line"]), int(rng["end"]["character"])),
+                )
+            except (KeyError, TypeError, ValueError):
+                raise ValueError("`range` must be an LSP range {start: {line, character}, end: {...}}") from None
+
+        def get(*names: str) -> Any:
+            return next((raw[n] for n in names if raw.get(n) is not None), None)
+
+        diagnostics = get("diagnostics") or []
+        prediction = get("prediction")
+        return cls(
+            uri=raw["uri"],
+            range=lsp_range,
+            action_id=get("actionId", "action_id"),
+            instruction=get("instruction"),
+            backend=get("backend"),
+            prediction=prediction if isinstance(prediction, bool) else None,
+            diagnostics=[str(d) for d in diagnostics] if isinstance(diagnostics, list) else [],
+            wait=get("wait") is not False,
+        )
+
+
+class RefactorServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("refactor-lsp", __version__)
+        self.settings = SettingsStore()
+        self.running: dict[str, Running] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+        self.verbose = 0
+
+    # -- client facts --------------------------------------------------------------------
+    @property
+    def encoding(self) -> PositionEncoding:
+        value = getattr(self.workspace.position_encoding, "value", self.workspace.position_encoding)
+        return value if value in ("utf-8", "utf-32") else "utf-16"  # type: ignore[return-value]
+
+    def _caps(self, *path: str) -> Any:
+        node: Any = self.client_capabilities
+        for name in path:
+            node = getattr(node, name, None) if node is not None else None
+        return node
+
+    @property
+    def supports_progress(self) -> bool:
+        return bool(self._caps("window", "work_done_progress"))
+
+    @property
+    def resolves_actions(self) -> bool:
+        support = self._caps("text_document", "code_action", "resolve_support")
+        return support is not None and bool({"command", "edit"} & set(support.properties or []))
+
+    # -- messages ------------------------------------------------------------------------
+    def tell(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"refactor-lsp: {message}"))
+
+    def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+        """A background task kept referenced, whose failure is logged rather than lost."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self.background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self.background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("%s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    # -- settings ------------------------------------------------------------------------
+    async def refresh_settings(self, uri: str) -> None:
+        """Ask the editor for its settings for this document's folder (cached until they change)."""
+        folder = self.settings.folder_for(uri)
+        if self.settings.has_editor_settings(folder) or not self._caps("workspace", "configuration"):
+            return
+        try:
+            answer = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=uri, section=SECTION)])
+                ),
+                CLIENT_REPLY_TIMEOUT_S,
+            )
+        except Exception as exc:  # the editor does not answer: go on with what we have
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        self.settings.set_editor_settings(folder, answer[0] if answer else None)
+
+    def config_for(self, uri: str):  # -> LoadedConfig
+        loaded = self.settings.load(self.settings.folder_for(uri))
+        for problem in self.settings.new_problems(loaded):
+            log.warning(problem)
+            self.tell(problem + " — the rest of the settings still apply", types.MessageType.Warning)
+        return loaded.config
+
+    # -- refactor ------------------------------------------------------------------------
+    async def refactor(self, args: RefactorArgs) -> dict[str, Any]:
+        uri = args.uri
+        if uri in self.running:
+            message = (
+                "a refactor is already running on this file; wait for it, or cancel it "
+                "(Cancel in the progress notification, or the refactorLsp.cancel command)"
+            )
+            self.tell(message, types.MessageType.Warning)
+            return {"status": "busy", "message": message}
+        try:
+            document = self.workspace.get_text_document(uri)
+            text, version = document.source, document.version
+        except Exception:
+            text, version = None, None
+        if text is None or (version is None and not _exists(uri)):
+            message = f"{uri} is not open in the editor; open it and try again"
+            self.tell(message, types.MessageType.Error)
+            return {"status": "error", "message": message}
+        task = asyncio.get_running_loop().create_task(self._refactor(args, text, version), name=f"refactor {uri}")
+        self.running[uri] = Running(uri, task)
+        try:
+            return await asyncio.shield(task) if args.wait else {"status": "started"}
+        finally:
+            if args.wait:
+                self.running.pop(uri, None)
+            else:
+                task.add_done_callback(lambda _t: self.running.pop(uri, None))
+                self.background.add(task)
+                task.add_done_callback(self.background.discard)
+
+    async def _refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
+        await self.refresh_settings(args.uri)
+        config = self.config_for(args.uri)
+        mapper = PositionMapper(text, self.encoding)
+        if args.range is not None:
+            start = mapper.offset(args.range.start.line, args.range.start.character)
+            end = mapper.offset(args.range.end.line, args.range.end.character)
+        else:
+            start = end = 0
+        path = to_fs_path(args.uri) or args.uri
+        try:
+            language_id = self.workspace.get_text_document(args.uri).language_id
+        except Exception:
+            language_id = None
+        request = RefactorRequest(
+            path=path,
+            text=text,
+            start=min(start, end),
+            end=max(start, end),
+            instruction=args.instruction,
+            action_id=args.action_id,
+            backend=args.backend,
+            prediction=args.prediction,
+            diagnostics=args.diagnostics,
+            language_id=language_id,
+        )
+        stats: RefactorStats | None = None
+        try:
+            plan = plan_refactor(request, config)
+            title = _action_title(plan.action, plan.instruction, config)
+            backend = config.backend(args.backend)
+        except RefactorError as exc:
+            return self._failed(args.uri, str(exc), None)
+        except Exception as exc:  # a config error raised late
+            return self._failed(args.uri, str(exc), None)
+
+        progress = ProgressReporter(self, f"{TITLE_PREFIX}{title}", f"{backend.name} ({backend.model})")
+        await progress.begin(self.running.get(args.uri))
+        try:
+            result: RefactorResult = await run_refactor(request, config, progress.report)
+            stats = result.stats
+            stats.uri = args.uri
+            if not result.edits:
+                stats.applied = False
+                self._report(stats, "no changes: the model's answer equals the current text")
+                return {"status": "unchanged", "stats": stats.to_dict()}
+            progress.finishing()
+            outcome: ApplyOutcome = await apply_result(self, args.uri, version, result, config.refactor.preview)
+            stats.applied = outcome.applied
+            self._report(stats, outcome.message, outcome.message_type)
+            return {"status": outcome.status, "message": outcome.message, "stats": stats.to_dict()}
+        except RefactorError as exc:
+            return self._failed(args.uri, str(exc), exc.stats)
+        except asyncio.CancelledError:
+            running = self.running.get(args.uri)
+            reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
+            message = f"{reason}; nothing was applied"
+            self.tell(message)
+            return {"status": "cancelled", "message": message}
+        finally:
+            progress.end()
+
+    def _failed(self, uri: str, message: str, stats: RefactorStats | None) -> dict[str, Any]:
+        log.warning("refactor of %s failed: %s", uri, message)
+        self.tell(message, types.MessageType.Error)
+        if stats is not None:
+            stats.uri, stats.applied = uri, False
+            self._publish(stats)
+        return {"status": "error", "message": message, "stats": stats.to_dict() if stats else None}
+
+    def _report(
+        self, stats: RefactorStats, outcome: str | None = None, kind: types.MessageType = types.MessageType.Info
+    ) -> None:
+        summary = stats.summary()
+        notes = "; ".join(stats.notes)
+        text = summary + (f" — {outcome}" if outcome else "") + (f" ({notes})" if notes else "")
+        self.tell(text, kind)
+        self._publish(stats)
+
+    def _publish(self, stats: RefactorStats) -> None:
+        log.info("refactor stats: %s", stats.detail())
+        self.protocol.notify(STATS_NOTIFICATION, stats.to_dict())
+        try:
+            append_history(stats)
+        except OSError as exc:
+            log.warning("cannot write the refactor history: %s", exc)
+
+    def cancel(self, uri: str | None, reason: str = "the refactor was cancelled") -> int:
+        count = 0
+        for running in list(self.running.values()):
+            if uri is None or running.uri == uri:
+                running.cancel_reason = reason
+                running.task.cancel()
+                count += 1
+        return count
+
+
+def _exists(uri: str) -> bool:
+    path = to_fs_path(uri)
+    return bool(path and os.path.exists(path))
+
+
+def _action_title(action: str, instruction: str, config: Any) -> str:
+    for preset in config.presets():
+        if preset.id == action:
+            return preset.title
+    if action == "fix-diagnostics":
+        return "fix diagnostics"
+    return instruction if len(instruction) <= 60 else instruction[:57] + "..."
+
+
+class ProgressReporter:
+    """A fresh progress token per refactor; reports throttled by the pipeline; always ended."""
+
+    def __init__(self, server: RefactorServer, title: str, backend: str) -> None:
+        self.server = server
+        self.title = title
+        self.backend = backend
+        self.token: str | None = None
+
+    async def begin(self, running: Running | None) -> None:
+        if not self.server.supports_progress:
+            return
+        token = f"refactor-lsp/{uuid.uuid4()}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), CLIENT_REPLY_TIMEOUT_S)
+        except Exception as exc:
+            log.warning("the editor did not create a progress token: %s", exc)
+            return
+        self.token = token
+        self.server.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(title=self.title, message=f"on {self.backend}", cancellable=True, percentage=0),
+        )
+        future = self.server.work_done_progress.tokens.get(token)
+        if future is not None and running is not None:
+            loop = asyncio.get_running_loop()
+
+            def on_cancel(f: Any) -> None:
+                if f.cancelled():
+                    running.cancel_reason = "cancelled from the progress notification"
+                    loop.call_soon_threadsafe(running.task.cancel)
+
+            future.add_done_callback(on_cancel)
+
+    def report(self, progress: Progress) -> None:
+        if self.token is None:
+            return
+        rate = f" · {progress.tokens_per_s:.0f} tok/s" if progress.tokens_per_s else ""
+        self.server.work_done_progress.report(
+            self.token,
+            types.WorkDoneProgressReport(
+                message=f"{progress.generated_chars}/{progress.predicted_chars} chars{rate} on {self.backend}",
+                percentage=int(progress.fraction * 100),
+            ),
+        )
+
+    def finishing(self) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message="applying the edit", percentage=100)
+            )
+
+    def end(self) -> None:
+        if self.token is None:
+            return
+        self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+        future = self.server.work_done_progress.tokens.pop(self.token, None)
+        if future is not None and not future.done():
+            future.set_result(None)
+        self.token = None
+
+
+server = RefactorServer()
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options
+    ls.settings.init_options = options
+    if isinstance(options, Mapping):
+        ls.settings.workspace_trusted_by_editor = bool(
+            options.get("workspaceTrusted") or options.get("workspace_trusted")
+        )
+    folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [to_fs_path(params.root_uri)]
+    ls.settings.workspace_folders = [Path(f) for f in folders if f]
+
+
+@server.feature(types.INITIALIZED)
+def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
+    package_log = logging.getLogger("lsp_server")
+    if not ls.verbose:
+        package_log.setLevel(ls.settings.load(None).config.log_level.upper())
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def on_change_configuration(ls: RefactorServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.settings.invalidate()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def on_watched_files(ls: RefactorServer, params: types.DidChangeWatchedFilesParams) -> None:
+    ls.settings.invalidate()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: RefactorServer, params: types.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith(("/.refactor-lsp.toml", "/config.toml")):
+        ls.settings.invalidate()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: RefactorServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.cancel(params.text_document.uri, "the document was closed during the refactor")
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[KIND], resolve_provider=True),
+)
+def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    if not kind_requested(params.context.only):
+        return None
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    config = ls.config_for(uri)
+    mapper = PositionMapper(document.source, ls.encoding)
+    start = mapper.offset(params.range.start.line, params.range.start.character)
+    end = mapper.offset(params.range.end.line, params.range.end.character)
+    lsp_range = {
+        "start": {"line": params.range.start.line, "character": params.range.start.character},
+        "end": {"line": params.range.end.line, "character": params.range.end.character},
+    }
+    diagnostics = [f"line {d.range.start.line + 1}: {d.message}" for d in params.context.diagnostics or []]
+    offered = list_actions(
+        config,
+        uri=uri,
+        text=document.source,
+        start=min(start, end),
+        end=max(start, end),
+        lsp_range=lsp_range,
+        diagnostics=diagnostics,
+    )
+    resolves = ls.resolves_actions
+    actions = []
+    for action in offered:
+        code_action = types.CodeAction(title=action.title, kind=KIND, data=action.data)
+        if not resolves:
+            # Clients that do not resolve (eglot, ALE) get the command now; it replies at once
+            # because some of them give up on a long executeCommand.
+            code_action.command = _command(action.title, {**action.data, "wait": False})
+        actions.append(code_action)
+    return actions
+
+
+def _command(title: str, data: Mapping[str, Any]) -> types.Command:
+    return types.Command(title=title, command=REFACTOR_COMMAND, arguments=[dict(data)])
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+def on_code_action_resolve(ls: RefactorServer, action: types.CodeAction) -> types.CodeAction:
+    if isinstance(action.data, Mapping) and action.command is None:
+        action.command = _command(action.title, action.data)
+    return action
+
+
+@server.command(REFACTOR_COMMAND)
+async def refactor_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    try:
+        args = RefactorArgs.parse(arguments[0] if arguments else None)
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return await ls.refactor(args)
+
+
+@server.command(CANCEL_COMMAND)
+def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+    target = arguments[0] if arguments else None
+    uri = target.get("uri") if isinstance(target, Mapping) else target if isinstance(target, str) else None
+    count = ls.cancel(uri)
+    if count == 0:
+        ls.tell("no refactor is running" + (" on this file" if uri else ""))
+    return {"cancelled": count}
+
+
+@server.command(SHOW_STATS_COMMAND)
+def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+    records = read_history()
+    summaries = summarize_history(records)
+    if not summaries:
+        ls.tell("no refactors recorded yet")
+    else:
+        ls.tell(" | ".join(s.line() for s in summaries))
+    return {
+        "count": len(records),
+        "backends": [
+            {
+                "backend": s.backend,
+                "speedup": s.speedup,
+                "modes": [m.__dict__ for m in s.modes],
+            }
+            for s in summaries
+        ],
+    }
+
+
+@server.feature(types.SHUTDOWN)
+async def on_shutdown(ls: RefactorServer, params: None) -> None:
+    from .backends import close_clients
+
+    ls.cancel(None, "the server is shutting down")
+    tasks = [r.task for r in ls.running.values()] + list(ls.background)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        with contextlib.suppress(Exception):
+            await asyncio.wait(tasks, timeout=1.0)
+    await close_clients()
+
+
+_LOG_LEVELS = {
+    logging.ERROR: types.MessageType.Error,
+    logging.WARNING: types.MessageType.Warning,
+    logging.INFO: types.MessageType.Info,
+    logging.DEBUG: types.MessageType.Log,
+}
+
+
+class ClientLogHandler(logging.Handler):
+    """Python logging → window/logMessage. Nothing is ever printed to stdout (it is the protocol)."""
+
+    def __init__(self, ls: RefactorServer) -> None:
+        super().__init__()
+        self.ls = ls
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            kind = _LOG_LEVELS.get(record.levelno, types.MessageType.Log)
+            self.ls.window_log_message(types.LogMessageParams(type=kind, message=self.format(record)))
+        except Exception:
+            pass
+
+
+def serve(log_file: str | None = None, verbose: int = 0) -> None:
+    package_log = logging.getLogger("lsp_server")
+    package_log.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
+    package_log.propagate = False
+    server.verbose = verbose
+    handler = ClientLogHandler(server)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package_log.addHandler(handler)
+    if log_file:
+        fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        file_handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        package_log.addHandler(file_handler)
+    server.start_io()

@@ -1,0 +1,205 @@
+"""An editor for end-to-end tests: a pytest-lsp client that keeps buffers and applies edits as
+VS Code does (a versioned edit older than the buffer is rejected), with its own position code so
+the server's is checked against an independent implementation."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+STATE_DIR = Path(tempfile.mkdtemp(prefix="refactor-lsp-test-"))
+SERVER_ENV = {
+    "XDG_STATE_HOME": str(STATE_DIR / "state"),
+    "XDG_CONFIG_HOME": str(STATE_DIR / "config"),
+    "HOME": str(STATE_DIR / "home"),
+    "PATH": "/usr/bin:/bin",
+    "PYTHONUNBUFFERED": "1",
+}
+SERVER_CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=SERVER_ENV)
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+
+def to_offset(text: str, line: int, character: int, encoding: str = "utf-16") -> int:
+    starts = _line_starts(text)
+    if line >= len(starts):
+        return len(text)
+    start = starts[line]
+    end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    content = text[start:end].rstrip("\r\n")
+    units = 0
+    for i, ch in enumerate(content):
+        if units >= character:
+            return start + i
+        units += {"utf-8": len(ch.encode()), "utf-32": 1}.get(encoding, 2 if ord(ch) > 0xFFFF else 1)
+    return start + len(content)
+
+
+def to_position(text: str, offset: int, encoding: str = "utf-16") -> types.Position:
+    starts = _line_starts(text)
+    line = max(i for i, s in enumerate(starts) if s <= offset)
+    segment = text[starts[line] : offset]
+    if encoding == "utf-8":
+        units = len(segment.encode())
+    elif encoding == "utf-32":
+        units = len(segment)
+    else:
+        units = len(segment.encode("utf-16-le")) // 2
+    return types.Position(line=line, character=units)
+
+
+class Editor:
+    """Buffers, versions and edit application on top of a pytest-lsp client."""
+
+    def __init__(self, client: LanguageClient, encoding: str = "utf-16") -> None:
+        self.client = client
+        self.encoding = encoding
+        self.buffers: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.edits_received: list[types.ApplyWorkspaceEditParams] = []
+        self.stats: list[dict[str, Any]] = []
+        self.reject_next_edit: str | None = None
+        self.reply_to_apply_edit = True
+        self.edit_event = asyncio.Event()
+
+        async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            return await self._on_apply_edit(params)
+
+        def on_stats(params: Any) -> None:
+            self._on_stats(params)
+
+        client.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
+        client.feature("refactorLsp/stats")(on_stats)
+
+    # -- documents -----------------------------------------------------------------------
+    def open(self, path: Path, text: str, language_id: str = "python") -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+        uri = path.resolve().as_uri()
+        self.buffers[uri] = text
+        self.versions[uri] = 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
+        )
+        return uri
+
+    def change(self, uri: str, new_text: str) -> None:
+        """The user typed: a full-text didChange with a new version."""
+        self.versions[uri] += 1
+        self.buffers[uri] = new_text
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                [types.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+
+    def range_of(self, uri: str, needle: str, occurrence: int = 0) -> types.Range:
+        text = self.buffers[uri]
+        start = -1
+        for _ in range(occurrence + 1):
+            start = text.index(needle, start + 1)
+        return types.Range(
+            to_position(text, start, self.encoding), to_position(text, start + len(needle), self.encoding)
+        )
+
+    def cursor_at(self, uri: str, needle: str) -> types.Range:
+        rng = self.range_of(uri, needle)
+        return types.Range(rng.start, rng.start)
+
+    # -- edits ---------------------------------------------------------------------------
+    def _apply_text_edits(self, uri: str, edits: list[Any]) -> None:
+        text = self.buffers[uri]
+        spans = []
+        for edit in edits:
+            start = to_offset(text, edit.range.start.line, edit.range.start.character, self.encoding)
+            end = to_offset(text, edit.range.end.line, edit.range.end.character, self.encoding)
+            spans.append((start, end, edit.new_text))
+        for start, end, new in sorted(spans, reverse=True):
+            text = text[:start] + new + text[end:]
+        self.buffers[uri] = text
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def _on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.edits_received.append(params)
+        self.edit_event.set()
+        if not self.reply_to_apply_edit:
+            await asyncio.sleep(3600)  # like Vim ALE: apply silently, never answer
+        if self.reject_next_edit is not None:
+            reason, self.reject_next_edit = self.reject_next_edit, None
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+        edit = params.edit
+        for change in edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit)
+            uri = change.text_document.uri
+            if change.text_document.version is not None and change.text_document.version != self.versions[uri]:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+            self._apply_text_edits(uri, list(change.edits))
+        for uri, edits in (edit.changes or {}).items():
+            self._apply_text_edits(uri, list(edits))
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _on_stats(self, params: Any) -> None:
+        self.stats.append(params if isinstance(params, dict) else params._asdict())
+
+    # -- actions -------------------------------------------------------------------------
+    async def code_actions(
+        self,
+        uri: str,
+        rng: types.Range,
+        diagnostics: list[types.Diagnostic] | None = None,
+        only: list[str] | None = None,
+    ) -> list[types.CodeAction]:
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(uri), rng, types.CodeActionContext(diagnostics or [], only=only)
+            )
+        )
+        return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+    async def run_action(self, action: types.CodeAction) -> Any:
+        """Pick an action from the menu: resolve it if it has no command, then execute its command."""
+        if action.command is None:
+            action = await self.client.code_action_resolve_async(action)
+        assert action.command is not None
+        return await self.execute(action.command.command, *(action.command.arguments or []))
+
+    async def execute(self, command: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
+
+    def messages(self) -> list[str]:
+        return [m.message for m in self.client.messages]
+
+    def clear(self) -> None:
+        self.client.messages.clear()
+        self.stats.clear()
+        self.edits_received.clear()
+        self.edit_event.clear()
+
+
+def capabilities(name: str = "visual-studio-code") -> types.ClientCapabilities:
+    from pytest_lsp import client_capabilities
+
+    return client_capabilities(name)
