@@ -57,7 +57,9 @@ def workspace_edit(
     text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
     for e in edits:
         if preview:
-            text_edits.append(types.AnnotatedTextEdit(lsp_range(e), e.text, annotation_id=PREVIEW_ANNOTATION))
+            text_edits.append(
+                types.AnnotatedTextEdit(range=lsp_range(e), new_text=e.text, annotation_id=PREVIEW_ANNOTATION)
+            )
         else:
             text_edits.append(types.TextEdit(lsp_range(e), e.text))
     return types.WorkspaceEdit(

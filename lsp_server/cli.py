@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .config import WORKSPACE_FILE, Config, ConfigError, LoadedConfig, load_config, user_layer
+from .config import WORKSPACE_FILE, Config, ConfigError, LoadedConfig, editor_layer, load_config, user_layer
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -31,9 +31,16 @@ def find_workspace(path: Path) -> Path | None:
     return None
 
 
-def load_cli_config(config_file: str | None, near: Path | None) -> LoadedConfig:
+def load_cli_config(config_file: str | None, near: Path | None, settings: str | None = None) -> LoadedConfig:
+    """The config files' layers, plus an editor's settings (JSON, the `refactorLsp` section) when given."""
     user = user_layer(Path(config_file).expanduser() if config_file else None)
-    loaded = load_config(user, [], find_workspace(near) if near else None)
+    editor = []
+    if settings:
+        try:
+            editor.append(editor_layer(json.loads(settings)))
+        except json.JSONDecodeError as exc:
+            raise ConfigError("--settings", "refactorLsp", f"is not valid JSON ({exc.msg})") from None
+    loaded = load_config(user, editor, find_workspace(near) if near else None)
     for problem in loaded.problems:
         _error(problem)
     return loaded
@@ -146,7 +153,7 @@ async def _check(args: argparse.Namespace) -> int:
     from .config import api_key
 
     try:
-        loaded = load_cli_config(args.config, Path.cwd())
+        loaded = load_cli_config(args.config, Path.cwd(), args.settings)
         backend = loaded.config.backend(args.backend)
         api_key(backend)
     except ConfigError as exc:
@@ -226,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate the config and reach the backend")
     check.add_argument("--backend")
     check.add_argument("--config")
+    check.add_argument("--settings", help="editor settings as JSON (the refactorLsp section), over the config files")
 
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction")
     bench.add_argument("--backend")

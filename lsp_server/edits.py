@@ -58,6 +58,9 @@ def _refine(old: str, new: str, base: int) -> Replacement | None:
     # Never split a \r\n pair or a surrogate-free code point boundary: offsets are code points already.
     if p > 0 and old[p - 1] == "\r" and old[p : p + 1] == "\n":
         p -= 1
+    end = len(old) - s
+    if s > 0 and end > p and old[end - 1] == "\r" and old[end] == "\n":
+        s -= 1  # an LSP position cannot fall between \r and \n: the edit would leave the \r behind
     return Replacement(base + p, base + len(old) - s, new[p : len(new) - s])
 
 

@@ -17,7 +17,7 @@ class UnusableOutput(Exception):
 
 
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
-_FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*[\w+#.-]*[ \t]*\r?\n")
+_FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*[\w+#.-]*[ \t]*\r?\n", re.M)
 _PROSE_START = re.compile(
     r"^\s*(?:Sure|Certainly|Of course|Here(?:'s| is| are)|I (?:can|cannot|can't|am|'m|have|would|will)|I'm|"
     r"Sorry|Unfortunately|As an AI|The (?:code|function|region|instruction)|This (?:code|function|region)|"
@@ -40,7 +40,11 @@ def strip_fence(text: str, original: str) -> str:
     if _FENCE_OPEN.match(original):
         return text
     stripped = text.strip("\r\n")
-    match = _FENCE_OPEN.search(stripped) if "```" in stripped or "~~~" in stripped else None
+    match = _FENCE_OPEN.match(stripped)
+    if match is None and not _FENCE_OPEN.search(original):
+        # Chatter before the fence ("Here is the code:"). Only when the region has no fence line of its
+        # own: a fence inside the code (a docstring's example) is content, not wrapping.
+        match = _FENCE_OPEN.search(stripped)
     if not match:
         return text
     fence = match.group(1)

@@ -123,7 +123,7 @@ def read_history(path: Path | None = None, limit: int = HISTORY_LIMIT) -> list[R
     for line in lines:
         try:
             records.append(RefactorStats.from_dict(json.loads(line)))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, AttributeError):  # damaged, or JSON that is not a record
             continue
     return records
 

@@ -163,6 +163,7 @@ class FakeBackend:
         self.replies: list[Reply] = []
         self.open_connections = 0
         self.active_streams = 0
+        self.disconnects = 0  # clients that hung up mid-answer
         self.counters = {"accepted": 0, "drafted": 0}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -236,7 +237,7 @@ class FakeBackend:
                     name, _, value = line.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-                keep_open = await self._route(method, path, headers, body, writer)
+                keep_open = await self._route(method, path, headers, body, reader, writer)
                 if not keep_open:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
@@ -255,7 +256,13 @@ class FakeBackend:
         await writer.drain()
 
     async def _route(
-        self, method: str, path: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> bool:
         path = path.split("?", 1)[0]
         if method == "GET" and path.endswith("/models"):
@@ -282,11 +289,23 @@ class FakeBackend:
                 self.requests.append(request)
                 self.headers_seen.append(headers)
                 reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
-            return await self._complete(request, reply, writer)
+            return await self._complete(request, reply, reader, writer)
         await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
         return True
 
-    async def _complete(self, request: dict[str, Any], reply: Reply, writer: asyncio.StreamWriter) -> bool:
+    async def _pause(self, seconds: float, reader: asyncio.StreamReader) -> bool:
+        """Sleep, but notice at once when the client hangs up; False if it did."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if reader.at_eof():
+                self.disconnects += 1
+                return False
+            await asyncio.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
+        return not reader.at_eof()
+
+    async def _complete(
+        self, request: dict[str, Any], reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         if reply.delay_headers_s:
             await asyncio.sleep(reply.delay_headers_s)
         if request.get("model") not in self.models:
@@ -352,7 +371,9 @@ class FakeBackend:
                     return False
                 if not stalled and 0 <= reply.stall_after_chars <= sent:
                     stalled = True
-                    await asyncio.sleep(reply.stall_s)
+                    if not await self._pause(reply.stall_s, reader):
+                        writer.transport.abort()
+                        return False
                 event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
                 await writer.drain()
                 sent += len(text)
