@@ -426,40 +426,76 @@ class LoadedConfig:
     problems: list[str]
 
 
+def _without(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`data` less the dotted key (an `actions[i]...` key drops the whole actions list)."""
+    head, _, rest = key.partition(".")
+    if "[" in head:
+        head = head.split("[", 1)[0]
+        rest = ""
+    out = dict(data)
+    if rest and isinstance(out.get(head), Mapping):
+        out[head] = _without(out[head], rest)
+    else:
+        out.pop(head, None)
+    return out
+
+
+def _admit(layers: list[Layer], layer: Layer, problems: list[str]) -> None:
+    """Add a layer, less each bad setting in it: one message per bad key, the rest still applies."""
+    for _ in range(50):
+        try:
+            build_config([*layers, layer])
+        except ConfigError as exc:
+            problems.append(str(exc))
+            key = exc.key
+            trimmed = _without(layer.data, key)
+            while trimmed == layer.data and "." in key:  # a missing required key: drop its table
+                key = key.rsplit(".", 1)[0]
+                trimmed = _without(layer.data, key)
+            if trimmed == layer.data:
+                return  # the problem is not in a key we can drop: skip the layer
+            layer = Layer(layer.source, trimmed)
+            continue
+        layers.append(layer)
+        return
+
+
 def load_config(
     user: Layer,
     editor: list[Layer] = (),  # type: ignore[assignment]
     workspace_folder: Path | None = None,
     workspace_trusted_by_editor: bool = False,
 ) -> LoadedConfig:
-    """Build the effective config. A bad layer is reported and skipped; the rest still applies."""
+    """Build the effective config. Each bad setting is reported and skipped; the rest still applies.
+
+    Only the user's own file can trust a folder: `trusted_workspaces` anywhere else is ignored.
+    """
     problems: list[str] = []
     layers: list[Layer] = []
-    for layer in [user, *editor]:
-        try:
-            build_config([*layers, layer])
-        except ConfigError as exc:
-            problems.append(str(exc))
-            continue
-        layers.append(layer)
-    base = build_config(layers)
+    _admit(layers, user, problems)
+    trusted = build_config(layers).trusted_workspaces
+    for layer in editor:
+        if "trusted_workspaces" in layer.data:
+            problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
+            layer = Layer(layer.source, _without(layer.data, "trusted_workspaces"))
+        _admit(layers, layer, problems)
     if workspace_folder is not None:
         path = workspace_folder / WORKSPACE_FILE
         if path.is_file():
             try:
                 layer = read_toml(path)
-                if not (workspace_trusted_by_editor or is_trusted(workspace_folder, base.trusted_workspaces)):
-                    layer, dropped = restrict_untrusted(layer, base.backends)
+            except ConfigError as exc:
+                problems.append(str(exc))
+            else:
+                if not (workspace_trusted_by_editor or is_trusted(workspace_folder, trusted)):
+                    layer, dropped = restrict_untrusted(layer, build_config(layers).backends)
                     if dropped.ignored_keys:
                         problems.append(
                             f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file may not decide "
                             f"where code and keys are sent. To trust this folder, add "
                             f"trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
                         )
-                build_config([*layers, layer])
-                layers.append(layer)
-            except ConfigError as exc:
-                problems.append(str(exc))
+                _admit(layers, layer, problems)
     return LoadedConfig(build_config(layers), problems)
 
 

@@ -4,6 +4,7 @@ the server's is checked against an independent implementation."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 import sys
@@ -55,6 +56,16 @@ def to_position(text: str, offset: int, encoding: str = "utf-16") -> types.Posit
     else:
         units = len(segment.encode("utf-16-le")) // 2
     return types.Position(line=line, character=units)
+
+
+def _as_code_action(item: types.CodeAction | types.Command) -> types.CodeAction:
+    """lsprotocol's client converter reads a CodeAction that carries a `command` object as a bare
+    Command (the union is ambiguous on the wire), with the object's repr as its `command` string."""
+    if isinstance(item, types.CodeAction):
+        return item
+    raw = ast.literal_eval(item.command)
+    command = types.Command(title=raw["title"], command=raw["command"], arguments=raw.get("arguments"))
+    return types.CodeAction(title=item.title, kind="refactor.rewrite.prediction", command=command)
 
 
 class Editor:
@@ -175,7 +186,7 @@ class Editor:
                 types.TextDocumentIdentifier(uri), rng, types.CodeActionContext(diagnostics or [], only=only)
             )
         )
-        return [a for a in result or [] if isinstance(a, types.CodeAction)]
+        return [_as_code_action(a) for a in result or []]
 
     async def run_action(self, action: types.CodeAction) -> Any:
         """Pick an action from the menu: resolve it if it has no command, then execute its command."""
