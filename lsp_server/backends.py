@@ -17,7 +17,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from .config import BackendConfig, ConfigError, RefactorSettings, api_key
 
@@ -93,11 +92,6 @@ def read_acceptance(chunk: dict[str, Any]) -> Acceptance | None:
     return None
 
 
-def is_loopback(url: str) -> bool:
-    host = (urlparse(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 # Backends that said no to the `prediction` field, for the life of the process.
 _prediction_refused: set[tuple[str, str, str]] = set()
 
@@ -133,9 +127,10 @@ def _client(backend: BackendConfig, settings: RefactorSettings) -> AsyncOpenAI:
         import httpx2
         from openai import AsyncOpenAI
 
-        timeout = httpx2.Timeout(
-            connect=settings.connect_timeout_s, read=settings.idle_timeout_s, write=30.0, pool=30.0
-        )
+        # Our own loop enforces the first-token and idle timeouts precisely; the socket's read timeout
+        # is only a backstop above both, so the user gets the message that names the right setting.
+        read = max(settings.first_token_timeout_s, settings.idle_timeout_s) + 5.0
+        timeout = httpx2.Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
         http_client = httpx2.AsyncClient(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
         client = AsyncOpenAI(
             api_key=key or "no-key",
@@ -333,6 +328,8 @@ async def _stream_once(
                 delta = choice.delta
                 content = getattr(delta, "content", None) if delta is not None else None
                 if content:
+                    if not isinstance(content, str):
+                        raise ValueError(f"a delta's content is {type(content).__name__}, not text")
                     if result.ttft_ms is None:
                         result.ttft_ms = (time.perf_counter() - started) * 1000
                     parts.append(content)
@@ -348,9 +345,22 @@ async def _stream_once(
                 acceptance = read_acceptance(chunk.model_dump(warnings=False))
                 if acceptance is not None:
                     result.acceptance = acceptance
-    except (openai.APIConnectionError, openai.APIError, json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+    except (
+        openai.APIConnectionError,
+        openai.APIError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        ValueError,
+        AttributeError,  # a chunk of the wrong shape: the SDK does not validate streamed chunks
+        TypeError,
+    ) as exc:
         if isinstance(exc, openai.APIStatusError):
             raise
+        if isinstance(exc, UnicodeDecodeError):
+            raise BackendError(
+                f"the backend '{backend.name}' at {backend.base_url} sent text that is not valid UTF-8; "
+                "nothing was applied — run it again or check the backend"
+            ) from None
         if isinstance(exc, openai.APIConnectionError):
             raise BackendError(
                 f"the connection to the backend '{backend.name}' at {backend.base_url} broke mid-answer; "

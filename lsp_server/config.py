@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_type_hints
+from urllib.parse import urlparse
 
 T = TypeVar("T")
 
@@ -496,7 +497,19 @@ def load_config(
                             f"trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
                         )
                 _admit(layers, layer, problems)
-    return LoadedConfig(build_config(layers), problems)
+    config = build_config(layers)
+    for backend in config.backends.values():
+        if backend.base_url.startswith("http://") and not _is_loopback_url(backend.base_url):
+            problems.append(
+                f"backends.{backend.name}.base_url sends your code unencrypted over plain http to "
+                f"{urlparse(backend.base_url).hostname}; use https:// unless that network is yours"
+            )
+    return LoadedConfig(config, problems)
+
+
+def _is_loopback_url(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def api_key(backend: BackendConfig, env: Mapping[str, str] = os.environ) -> str | None:

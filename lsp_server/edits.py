@@ -2,26 +2,36 @@
 
 Replacements are (start, end, text) in Python string offsets of the whole document. Lines are
 compared by content (without their terminators), so an unchanged line keeps its own line ending
-byte for byte, even in a file with mixed endings. Common leading and trailing lines are trimmed
-before the line diff, which keeps the usual case (a few lines changed in a big region) linear;
-the diff itself is bounded so no input makes it quadratic.
+byte for byte, even in a file with mixed endings.
+
+The line diff stays fast on big files and never goes quadratic: common leading and trailing lines
+are trimmed with slice comparisons (C speed), lines that occur once on each side anchor the
+alignment (patience diff), the small gaps between anchors go to difflib, and a gap without any
+anchor is aligned line by line. The total work is bounded by a budget proportional to the input;
+past it, a gap becomes one replacement (still exact, just less minimal).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import accumulate
+from operator import lt
 from typing import Literal
 
-from .scope import split_lines
+from .scope import plain_line_breaks, split_lines
 
 PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
 
-# Above this many line pairs the line diff is skipped for one replacement of the changed middle.
-_MAX_DIFF_CELLS = 4_000_000
-_EOL = re.compile(r"\r\n|\r|\n")
+# A gap of at most this many line pairs (old × new) goes to difflib, which is exact but quadratic.
+_SMALL_GAP_CELLS = 2_500
+# Work budget (in line comparisons) per line of input, plus a constant: past it, gaps are replaced whole.
+_BUDGET_PER_LINE = 12
+_BUDGET_BASE = 100_000
+
+Block = tuple[int, int, int, int]  # old lines [i1, i2) become new lines [j1, j2)
 
 
 @dataclass(frozen=True)
@@ -31,30 +41,49 @@ class Replacement:
     text: str
 
 
-def _content(line: str) -> str:
-    return line.rstrip("\r\n")
+def _common_run(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
+    """Length of the common run of a[i:] and b[j:] (lists or strings), at most `limit`.
+
+    Galloping slice comparisons: the compares run at C speed, O(run) in all.
+    """
+    n, step, grow = 0, 1, True
+    while n < limit:
+        k = min(step, limit - n)
+        if a[i + n : i + n + k] == b[j + n : j + n + k]:
+            n += k
+            if grow:
+                step *= 2
+        elif k == 1:
+            break
+        else:
+            grow = False
+            step = k // 2
+    return n
 
 
-def _key(line: str) -> tuple[str, bool]:
-    """What a line is for the diff: its content and whether it ends (the style of ending is kept)."""
-    content = _content(line)
-    return content, len(content) != len(line)
-
-
-def _common_prefix_len(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def _common_run_back(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
+    """Length of the common run ending at a[:i] and b[:j], at most `limit`."""
+    n, step, grow = 0, 1, True
+    while n < limit:
+        k = min(step, limit - n)
+        if a[i - n - k : i - n] == b[j - n - k : j - n]:
+            n += k
+            if grow:
+                step *= 2
+        elif k == 1:
+            break
+        else:
+            grow = False
+            step = k // 2
+    return n
 
 
 def _refine(old: str, new: str, base: int) -> Replacement | None:
     """One replacement for a changed block, narrowed to its differing characters."""
     if old == new:
         return None
-    p = _common_prefix_len(old, new)
-    s = _common_prefix_len(old[p:][::-1], new[p:][::-1])
+    p = _common_run(old, 0, new, 0, min(len(old), len(new)))
+    s = _common_run_back(old, len(old), new, len(new), min(len(old), len(new)) - p)
     # Never split a \r\n pair or a surrogate-free code point boundary: offsets are code points already.
     if p > 0 and old[p - 1] == "\r" and old[p : p + 1] == "\n":
         p -= 1
@@ -64,42 +93,129 @@ def _refine(old: str, new: str, base: int) -> Replacement | None:
     return Replacement(base + p, base + len(old) - s, new[p : len(new) - s])
 
 
+def _line_keys(text: str, lines: list[str]) -> list[object]:
+    """What each line is for the diff: its content; the last line, when unterminated, as a 1-tuple
+    (so it never equals a terminated line with the same content). The style of ending is kept."""
+    keys: list[object] = text.splitlines() if plain_line_breaks(text) else [x.rstrip("\r\n") for x in lines]
+    if lines and lines[-1][-1:] not in ("\n", "\r"):
+        keys[-1] = (keys[-1],)
+    return keys
+
+
+def _unique_anchors(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int) -> list[tuple[int, int]]:
+    """(i, j) pairs of lines that occur exactly once in a[alo:ahi] and once in b[blo:bhi], in order:
+    the longest increasing chain of them (patience diff)."""
+    sa, sb = a[alo:ahi], b[blo:bhi]
+    count_a, count_b = Counter(sa), Counter(sb)
+    once_b = {key for key, n in count_b.items() if n == 1}
+    both = [key for key, n in count_a.items() if n == 1 and key in once_b]
+    if not both:
+        return []
+    pos_a = dict(zip(sa, range(alo, ahi), strict=True))
+    pos_b = dict(zip(sb, range(blo, bhi), strict=True))
+    js = sorted(pos_b[key] for key in both)
+    is_ = [pos_a[b[j]] for j in js]
+    if all(map(lt, is_, is_[1:])):
+        return list(zip(is_, js, strict=True))
+    # Longest increasing subsequence of the old positions (patience sorting), O(k log k).
+    tails: list[int] = []  # old position ending the best chain of each length
+    tail_at: list[int] = []  # index into is_ of that chain's end
+    previous = [-1] * len(is_)
+    for index, value in enumerate(is_):
+        p = bisect.bisect_left(tails, value)
+        if p == len(tails):
+            tails.append(value)
+            tail_at.append(index)
+        else:
+            tails[p] = value
+            tail_at[p] = index
+        previous[index] = tail_at[p - 1] if p else -1
+    chain: list[tuple[int, int]] = []
+    index = tail_at[-1]
+    while index >= 0:
+        chain.append((is_[index], js[index]))
+        index = previous[index]
+    chain.reverse()
+    return chain
+
+
+def _aligned(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int, out: list[Block]) -> None:
+    """A gap without anchors, aligned line by line; extra lines on one side go to the last block."""
+    common = min(ahi - alo, bhi - blo)
+    run = -1
+    for k, (x, y) in enumerate(zip(a[alo : alo + common], b[blo : blo + common], strict=True)):
+        if x != y:
+            if run < 0:
+                run = k
+        elif run >= 0:
+            out.append((alo + run, alo + k, blo + run, blo + k))
+            run = -1
+    if ahi - alo == bhi - blo:
+        if run >= 0:
+            out.append((alo + run, ahi, blo + run, bhi))
+        return
+    run = common if run < 0 else run
+    out.append((alo + run, ahi, blo + run, bhi))
+
+
+def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
+    """The blocks of lines that differ between a and b, sorted; everything outside them is equal."""
+    budget = _BUDGET_PER_LINE * (len(a) + len(b)) + _BUDGET_BASE
+    out: list[Block] = []
+    todo: list[Block] = [(0, len(a), 0, len(b))]
+    while todo:
+        alo, ahi, blo, bhi = todo.pop()
+        n = _common_run(a, alo, b, blo, min(ahi - alo, bhi - blo))
+        alo, blo = alo + n, blo + n
+        n = _common_run_back(a, ahi, b, bhi, min(ahi - alo, bhi - blo))
+        ahi, bhi = ahi - n, bhi - n
+        if alo == ahi and blo == bhi:
+            continue
+        if alo == ahi or blo == bhi or budget <= 0:
+            out.append((alo, ahi, blo, bhi))
+            continue
+        cells = (ahi - alo) * (bhi - blo)
+        if cells <= _SMALL_GAP_CELLS:
+            budget -= cells
+            matcher = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
+            out.extend(
+                (alo + i1, alo + i2, blo + j1, blo + j2)
+                for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+                if tag != "equal"
+            )
+            continue
+        budget -= 4 * (ahi - alo + bhi - blo)
+        anchors = _unique_anchors(a, alo, ahi, b, blo, bhi)
+        if not anchors:
+            _aligned(a, alo, ahi, b, blo, bhi, out)
+            continue
+        # The gaps between anchors (the anchor lines themselves are equal).
+        i0, j0 = alo, blo
+        for i, j in anchors:
+            if i != i0 or j != j0:
+                todo.append((i0, i, j0, j))
+            i0, j0 = i + 1, j + 1
+        if i0 != ahi or j0 != bhi:
+            todo.append((i0, ahi, j0, bhi))
+    out.sort()
+    return out
+
+
 def region_replacements(document: str, start: int, end: int, new_region: str) -> list[Replacement]:
     """Minimal replacements turning document[start:end] into new_region, in document offsets."""
-    old_lines = split_lines(document[start:end])
+    old_region = document[start:end]
+    if old_region == new_region:
+        return []
+    old_lines = split_lines(old_region)
     new_lines = split_lines(new_region)
-    old_keys = [_key(x) for x in old_lines]
-    new_keys = [_key(x) for x in new_lines]
-
-    # Trim common leading and trailing lines: linear, and most of the region in practice.
-    lo = 0
-    while lo < len(old_keys) and lo < len(new_keys) and old_keys[lo] == new_keys[lo]:
-        lo += 1
-    hi_old, hi_new = len(old_keys), len(new_keys)
-    while hi_old > lo and hi_new > lo and old_keys[hi_old - 1] == new_keys[hi_new - 1]:
-        hi_old -= 1
-        hi_new -= 1
-
-    offsets = [start]
-    for line in old_lines:
-        offsets.append(offsets[-1] + len(line))
-
+    blocks = _changed_blocks(_line_keys(old_region, old_lines), _line_keys(new_region, new_lines))
+    old_at = list(accumulate(map(len, old_lines), initial=start))
+    new_at = list(accumulate(map(len, new_lines), initial=0))
     edits: list[Replacement] = []
-
-    def replace(i1: int, i2: int, j1: int, j2: int) -> None:
-        edit = _refine("".join(old_lines[i1:i2]), "".join(new_lines[j1:j2]), offsets[i1])
+    for i1, i2, j1, j2 in blocks:
+        edit = _refine(document[old_at[i1] : old_at[i2]], new_region[new_at[j1] : new_at[j2]], old_at[i1])
         if edit is not None:
             edits.append(edit)
-
-    if lo == hi_old and lo == hi_new:
-        return []
-    if (hi_old - lo) * (hi_new - lo) > _MAX_DIFF_CELLS:
-        replace(lo, hi_old, lo, hi_new)
-    else:
-        matcher = SequenceMatcher(None, old_keys[lo:hi_old], new_keys[lo:hi_new], autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag != "equal":
-                replace(lo + i1, lo + i2, lo + j1, lo + j2)
     return _merge_adjacent(edits)
 
 
@@ -124,13 +240,30 @@ def apply_replacements(document: str, edits: list[Replacement]) -> str:
     return "".join(out)
 
 
+_starts_cache: tuple[str, list[int]] | None = None
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, as LSP counts lines. Do not modify the list: the last
+    document's is kept, so code actions on an unchanged buffer do not split it again."""
+    global _starts_cache
+    cached = _starts_cache
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    starts = list(accumulate(map(len, split_lines(text)), initial=0))
+    if text and text[-1] not in "\r\n":
+        starts.pop()  # the last line has no terminator: no line starts at the very end
+    _starts_cache = (text, starts)
+    return starts
+
+
 class PositionMapper:
     """Document offsets ↔ LSP (line, character) in the negotiated encoding."""
 
     def __init__(self, text: str, encoding: PositionEncoding = "utf-16") -> None:
         self.text = text
         self.encoding = encoding
-        self.line_starts = [0] + [m.end() for m in _EOL.finditer(text)]
+        self.line_starts = line_starts(text)
 
     def _units(self, segment: str) -> int:
         if self.encoding == "utf-32" or segment.isascii():
@@ -151,7 +284,7 @@ class PositionMapper:
             return 0
         start = self.line_starts[line]
         end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
-        content = _content(self.text[start:end])
+        content = self.text[start:end].rstrip("\r\n")
         if self.encoding == "utf-32" or content.isascii():
             return start + min(character, len(content))
         units = 0
@@ -169,23 +302,30 @@ class Rebased:
     edits: list[Replacement] | None
 
 
-def changed_span(before: str, after: str) -> tuple[int, int, int]:
-    """(start, old_end, new_end): the one span of `before` that differs from `after`."""
-    p = _common_prefix_len(before, after)
-    limit = min(len(before), len(after)) - p
-    s = _common_prefix_len(before[::-1][:limit], after[::-1][:limit])
-    return p, len(before) - s, len(after) - s
-
-
 def rebase(snapshot: str, current: str, region: tuple[int, int], edits: list[Replacement]) -> Rebased:
-    """Move edits computed on `snapshot` onto `current` when the user's changes avoid the region."""
+    """Move edits computed on `snapshot` onto `current` when none of the user's changes touch the region.
+
+    The region is whole lines: a line inserted right before or after it is outside it; a change
+    to any of its lines is inside.
+    """
     if snapshot == current:
         return Rebased(edits)
-    start, old_end, new_end = changed_span(snapshot, current)
     region_start, region_end = region
-    if old_end <= region_start and not (old_end == region_start and start == region_start and new_end > start):
-        shift = new_end - old_end
-        return Rebased([Replacement(e.start + shift, e.end + shift, e.text) for e in edits])
-    if start >= region_end and region_end > region_start:
-        return Rebased(edits)
-    return Rebased(None)
+    shift = 0
+    for change in region_replacements(snapshot, 0, len(snapshot), current):
+        inserted_line_before = (
+            change.start == change.end == region_start
+            and change.text.endswith(("\n", "\r"))
+            and region_start < region_end
+        )
+        if (
+            change.end < region_start
+            or (change.end == region_start and change.start < region_start)
+            or inserted_line_before
+        ):
+            shift += len(change.text) - (change.end - change.start)
+        elif change.start >= region_end and region_end > region_start:
+            continue
+        else:
+            return Rebased(None)
+    return Rebased([Replacement(e.start + shift, e.end + shift, e.text) for e in edits])

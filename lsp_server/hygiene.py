@@ -123,6 +123,11 @@ def clean_output(
         )
     if finish_reason == "content_filter":
         raise UnusableOutput("the backend's content filter stopped the answer; nothing was applied")
+    if "\ufffd" in raw and "\ufffd" not in original:
+        raise UnusableOutput(
+            "the backend sent text that is not valid UTF-8 (replacement characters), so nothing was applied — "
+            "run it again or check the backend"
+        )
     text = strip_markers(strip_fence(strip_think(raw), original))
     if drop_instruction_comments:
         text = "".join(line for line in split_lines(text) if not is_instruction_comment(line))

@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import backends
+from . import backends, metrics
 from .backends import BackendError, Completion, PredictionUnsupported, StreamRequest
-from .config import FIX_DIAGNOSTICS_ID, Config, ConfigError, ScopeMode
+from .config import FIX_DIAGNOSTICS_ID, BackendConfig, Config, ConfigError, RefactorSettings, ScopeMode
 from .edits import Replacement, apply_replacements, region_replacements
 from .hygiene import UnusableOutput, clean_output
 from .prompt import Prompt, build_prompt
@@ -29,9 +29,10 @@ PROGRESS_INTERVAL_S = 0.1
 class RefactorError(Exception):
     """The refactor cannot go on; the message is for the user and says what to do."""
 
-    def __init__(self, message: str, stats: RefactorStats | None = None) -> None:
+    def __init__(self, message: str, stats: RefactorStats | None = None, output: str | None = None) -> None:
         super().__init__(message)
         self.stats = stats
+        self.output = output  # the model's raw answer, when it came but could not be applied
 
 
 @dataclass
@@ -190,9 +191,10 @@ async def _complete(
             temperature=settings.temperature,
         )
         tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
+        probe = metrics.SpecDecodeProbe.for_backend(backend) if mode == "prompt" else None
         try:
             try:
-                completion = await backends.stream_completion(backend, settings, stream_request, tracker)
+                completion = await _stream_with_probe(backend, settings, stream_request, tracker, probe)
             except PredictionUnsupported as exc:
                 backends.remember_prediction_refused(backend)
                 note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
@@ -214,6 +216,33 @@ async def _complete(
             notes.append(f"served by fallback backend '{name}' because {'; '.join(errors)}")
         return completion, name, mode, notes
     raise AssertionError("unreachable: the chain always ends in a return or a raise")
+
+
+async def _stream_with_probe(
+    backend: BackendConfig,
+    settings: RefactorSettings,
+    request: StreamRequest,
+    tracker: _ProgressTracker,
+    probe: metrics.SpecDecodeProbe | None,
+) -> Completion:
+    """Stream the answer; a vLLM server that reported no per-request acceptance gets it from /metrics."""
+    if probe is None:
+        return await backends.stream_completion(backend, settings, request, tracker)
+    await probe.start()
+    try:
+        completion = await backends.stream_completion(backend, settings, request, tracker)
+    except BaseException:
+        probe.abandon()
+        raise
+    if completion.acceptance is not None:
+        probe.abandon()
+        metrics.remember_per_request_metrics(backend)
+        return completion
+    completion.acceptance = await probe.finish()
+    note = metrics.note_for(completion.acceptance) if completion.acceptance else None
+    if note:
+        completion.notes.append(note)
+    return completion
 
 
 async def run_refactor(
@@ -254,6 +283,6 @@ async def run_refactor(
             drop_instruction_comments=plan.comment is not None,
         )
     except UnusableOutput as exc:
-        raise RefactorError(str(exc), stats) from None
+        raise RefactorError(str(exc), stats, completion.text) from None
     edits = region_replacements(request.text, plan.region.start, plan.region.end, new_region)
     return RefactorResult(plan, new_region, edits, stats, request.text)

@@ -47,13 +47,22 @@ class RefactorStats:
         if accepted is not None and rejected is not None and accepted + rejected > 0:
             self.acceptance_rate = accepted / (accepted + rejected)
         if self.completion_tokens:
-            useful = self.completion_tokens - (rejected or 0)
+            useful = self.useful_tokens() or 0
             generation_ms = self.latency_ms - (self.ttft_ms or 0.0)
             if generation_ms <= 0 or self.completion_tokens <= 1:
                 generation_ms = self.latency_ms
             if generation_ms > 0:
                 self.tokens_per_s = max(useful, 0) / (generation_ms / 1000.0)
         return self
+
+    def useful_tokens(self) -> int | None:
+        """Output tokens the user got. OpenAI bills rejected prediction tokens as completion tokens, so
+        they are taken off; a local server's rejected drafts were never counted as output."""
+        if self.completion_tokens is None:
+            return None
+        local = (self.acceptance_source or "").startswith(("vllm", "llamacpp"))
+        billed_rejected = 0 if local else (self.rejected_prediction_tokens or 0)
+        return max(self.completion_tokens - billed_rejected, 0)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,204 @@
+"""vLLM's Prometheus counters as a fallback source of draft acceptance.
+
+A vLLM server started with `--per-request-spec-decode-metrics` reports acceptance in each answer's
+final chunk. Without it, the only source is `/metrics`: the counters
+`vllm:spec_decode_num_accepted_tokens_total` and `vllm:spec_decode_num_draft_tokens_total` are read
+before and after the request, and their difference is this request's acceptance — exactly, unless
+other requests ran on the server meanwhile. We can see that happening (another of our own requests
+in flight, or `vllm:request_success_total` rising by more than our one request) and then say the
+figures are approximate; requests from other clients that start and stay running within our
+window cannot be seen, which is why the source is always named.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from .backends import Acceptance
+
+if TYPE_CHECKING:
+    from .config import BackendConfig
+
+log = logging.getLogger(__name__)
+
+ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+DRAFTED = "vllm:spec_decode_num_draft_tokens_total"
+FINISHED = "vllm:request_success_total"
+SOURCE = "vllm-metrics"
+SOURCE_APPROXIMATE = "vllm-metrics-approximate"
+FETCH_TIMEOUT_S = 3.0
+SETTLE_TIMEOUT_S = 1.0  # the server may count the last step just after the stream ended
+
+# Metrics URLs that failed (not vLLM, no /metrics): not asked again in this process.
+_unavailable: set[str] = set()
+# Backends that reported per-request metrics: they need no /metrics read.
+_per_request_seen: set[str] = set()
+# Our own requests in flight per metrics URL: more than one means the counters mix requests.
+_in_flight: dict[str, int] = {}
+
+
+def metrics_url(backend: BackendConfig) -> str | None:
+    """`metrics_url` when configured, else `/metrics` beside a vLLM backend's `/v1`; None for other types."""
+    if backend.metrics_url:
+        return backend.metrics_url
+    if backend.type != "vllm" or not backend.base_url:
+        return None
+    parsed = urlparse(backend.base_url)
+    path = parsed.path.rstrip("/")
+    path = path[: -len("/v1")] if path.endswith("/v1") else ""
+    return f"{parsed.scheme}://{parsed.netloc}{path}/metrics"
+
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """Sum of every sample of each metric name (all label sets), from the text exposition format."""
+    totals: dict[str, float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "{" in line:
+            name, _, rest = line.partition("{")
+            rest = rest.rpartition("}")[2]
+        else:
+            name, _, rest = line.partition(" ")
+        fields = rest.split()
+        if not fields:
+            continue
+        try:
+            value = float(fields[0])
+        except ValueError:
+            continue
+        if value != value:  # NaN
+            continue
+        totals[name.strip()] = totals.get(name.strip(), 0.0) + value
+    return totals
+
+
+async def fetch_metrics(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> dict[str, float]:
+    """GET the metrics page and parse it; raises OSError-like errors from httpx on failure."""
+    import httpx2
+
+    async with httpx2.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
+        response = await client.get(url)
+        response.raise_for_status()
+        return parse_prometheus(response.text)
+
+
+async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> str:
+    import httpx2
+
+    async with httpx2.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
+        response = await client.get(url)
+        response.raise_for_status()
+        return response.text
+
+
+@dataclass
+class _Snapshot:
+    accepted: float | None
+    drafted: float | None
+    finished: float | None
+
+    @classmethod
+    def of(cls, values: dict[str, float]) -> _Snapshot:
+        return cls(values.get(ACCEPTED), values.get(DRAFTED), values.get(FINISHED))
+
+
+class SpecDecodeProbe:
+    """Reads the counters around one request: `await probe.start()`, the request, `await probe.finish()`."""
+
+    def __init__(self, url: str, verify_tls: bool = True) -> None:
+        self.url = url
+        self.verify_tls = verify_tls
+        self.before: _Snapshot | None = None
+        self.overlapped = False
+
+    @classmethod
+    def for_backend(cls, backend: BackendConfig) -> SpecDecodeProbe | None:
+        """A probe when the backend is a vLLM server whose per-request metrics we have not seen."""
+        url = metrics_url(backend)
+        if url is None or url in _unavailable or backend.base_url in _per_request_seen:
+            return None
+        return cls(url, backend.verify_tls)
+
+    async def _read(self) -> _Snapshot | None:
+        try:
+            return _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
+        except Exception as exc:
+            log.info("cannot read %s (%s); acceptance will not be reported from it", self.url, exc)
+            _unavailable.add(self.url)
+            return None
+
+    async def start(self) -> None:
+        _in_flight[self.url] = _in_flight.get(self.url, 0) + 1
+        if _in_flight[self.url] > 1:
+            self.overlapped = True
+        self.before = await self._read()
+
+    def abandon(self) -> None:
+        """The request failed: forget it."""
+        self._leave()
+
+    def _leave(self) -> None:
+        count = _in_flight.get(self.url, 1) - 1
+        if count > 0:
+            self.overlapped = True
+            _in_flight[self.url] = count
+        else:
+            _in_flight.pop(self.url, None)
+
+    async def finish(self) -> Acceptance | None:
+        """This request's acceptance from the counters' difference; None when they are not there."""
+        try:
+            before = self.before
+            if before is None:
+                return None
+            if before.accepted is None or before.drafted is None:
+                _unavailable.add(self.url)  # a server without speculative decoding: nothing to read
+                return None
+            after = await self._read()
+            deadline = time.monotonic() + SETTLE_TIMEOUT_S
+            # vLLM records a step's counters as it hands out the step's tokens; wait until our request
+            # is counted as finished, so that its last step is in the counters.
+            while (
+                after is not None
+                and before.finished is not None
+                and after.finished is not None
+                and after.finished < before.finished + 1
+                and time.monotonic() < deadline
+            ):
+                await asyncio.sleep(0.02)
+                after = await self._read()
+            if after is None or after.accepted is None or after.drafted is None:
+                return None
+            if before.finished is not None and after.finished is not None and after.finished != before.finished + 1:
+                self.overlapped = True
+            accepted = round(after.accepted - before.accepted)
+            drafted = round(after.drafted - before.drafted)
+            if accepted < 0 or drafted < accepted:  # the server restarted meanwhile
+                return None
+            if _in_flight.get(self.url, 0) > 1:
+                self.overlapped = True
+            return Acceptance(accepted, drafted - accepted, SOURCE_APPROXIMATE if self.overlapped else SOURCE)
+        finally:
+            self._leave()
+
+
+def remember_per_request_metrics(backend: BackendConfig) -> None:
+    """The backend reports acceptance in its answers: stop reading /metrics for it."""
+    _per_request_seen.add(backend.base_url)
+
+
+def note_for(acceptance: Acceptance) -> str | None:
+    """What the user should hear about acceptance read from /metrics: only that it is approximate."""
+    if acceptance.source == SOURCE_APPROXIMATE:
+        return (
+            "prediction acceptance read from the server's /metrics counters while other requests ran: approximate "
+            "(start vLLM with --per-request-spec-decode-metrics for exact figures)"
+        )
+    return None
