@@ -6,7 +6,6 @@ Refusing is always safe: nothing is applied and the user is told why.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from .prompt import REGION_END, REGION_START
 from .scope import is_instruction_comment, split_lines
@@ -65,9 +64,7 @@ def strip_markers(text: str) -> str:
     return "".join(kept) if len(kept) != len(lines) else text
 
 
-def dominant_newline(text: str) -> str:
-    counts = Counter(re.findall(r"\r\n|\r|\n", text))
-    return counts.most_common(1)[0][0] if counts else "\n"
+_NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 def _min_indent(lines: list[str]) -> str:
@@ -89,9 +86,13 @@ def restore_indentation(text: str, original: str) -> str:
 
 
 def match_newlines(text: str, original: str) -> str:
-    """The region's newline convention, and its trailing newline (or lack of one)."""
-    newline = dominant_newline(original) if original else "\n"
-    body = re.sub(r"\r\n|\r|\n", newline, text) if newline != "\n" else re.sub(r"\r\n?", "\n", text)
+    """The region's newline convention, and its trailing newline (or lack of one).
+
+    A region with one convention imposes it on the answer. A region with mixed endings leaves the
+    answer as written: unchanged lines keep their own endings anyway (the diff compares content).
+    """
+    styles = set(_NEWLINES.findall(original))
+    body = _NEWLINES.sub(styles.pop(), text) if len(styles) == 1 else text
     # The region's trailing newlines (and blank lines) stay as they were.
     trailing = original[len(original.rstrip("\r\n")) :]
     return body.rstrip("\r\n") + trailing if body.strip() else body
