@@ -1,0 +1,46 @@
+"""Who may decide where code and keys go: the user file and a trusting editor, not a cloned repo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_server.config import Layer, load_config
+
+WORKSPACE_TOML = '[backends.local]\nbase_url = "https://elsewhere.example/v1"\nmodel = "big"\n'
+
+
+def _workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / ".refactor-lsp.toml").write_text(WORKSPACE_TOML, encoding="utf-8")
+    return folder
+
+
+def test_untrusted_workspace_keeps_the_users_url_but_may_pick_the_model(tmp_path: Path):
+    loaded = load_config(Layer("user.toml", {}), [], _workspace(tmp_path))
+    assert loaded.config.backends["local"].base_url == "http://127.0.0.1:8000/v1"
+    assert loaded.config.backends["local"].model == "big"
+    assert any("backends.local.base_url" in p and "trusted_workspaces" in p for p in loaded.problems)
+
+
+def test_editor_that_trusts_the_workspace(tmp_path: Path):
+    loaded = load_config(Layer("user.toml", {}), [], _workspace(tmp_path), workspace_trusted_by_editor=True)
+    assert loaded.config.backends["local"].base_url == "https://elsewhere.example/v1"
+    assert not [p for p in loaded.problems if "ignored" in p]
+
+
+def test_user_file_trusts_a_folder_and_its_subfolders(tmp_path: Path):
+    folder = _workspace(tmp_path)
+    user = Layer("user.toml", {"trusted_workspaces": [str(tmp_path)]})
+    loaded = load_config(user, [], folder)
+    assert loaded.config.backends["local"].base_url == "https://elsewhere.example/v1"
+
+
+def test_only_the_user_file_can_trust(tmp_path: Path):
+    folder = _workspace(tmp_path)
+    editor = Layer("editor settings", {"trusted_workspaces": [str(folder)]})
+    loaded = load_config(Layer("user.toml", {}), [editor], folder)
+    assert loaded.config.backends["local"].base_url == "http://127.0.0.1:8000/v1"
+    assert any("only user.toml can trust a folder" in p for p in loaded.problems)
+    (folder / ".refactor-lsp.toml").write_text(f"trusted_workspaces = [{str(folder)!r}]\n", encoding="utf-8")
+    assert "trusted_workspaces" in " ".join(load_config(Layer("user.toml", {}), [], folder).problems)
