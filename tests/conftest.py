@@ -1,0 +1,157 @@
+"""Shared fixtures: an isolated home for every test, the loopback fake backend, config files."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import AsyncIterator, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server import backends
+from tests.fake_backend import FakeBackend
+
+STEP_S = 0.001  # one simulated forward pass: small, so the suite stays fast
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Nothing a test does touches the real home: config and state live in a fresh temporary folder."""
+    home = tmp_path_factory.mktemp("home")
+    dirs = {"XDG_CONFIG_HOME": home / "config", "XDG_STATE_HOME": home / "state"}
+    for name, path in dirs.items():
+        path.mkdir()
+        monkeypatch.setenv(name, str(path))
+    for name in ("REFACTOR_LSP_CONFIG", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return dirs
+
+
+@pytest.fixture(autouse=True)
+def _forget_prediction_refusals() -> Iterator[None]:
+    """`backends` remembers, per process, which backends refused the prediction field."""
+    backends._prediction_refused.clear()
+    yield
+    backends._prediction_refused.clear()
+
+
+@pytest.fixture
+async def fresh_clients() -> AsyncIterator[None]:
+    """Close the cached SDK clients after an async test: their connections belong to its event loop."""
+    yield
+    await backends.close_clients()
+
+
+@pytest.fixture(scope="session")
+def fake_backend() -> Iterator[FakeBackend]:
+    """One OpenAI-kind fake for the whole session; it is reset before every test that uses it."""
+    with FakeBackend("openai", step_s=STEP_S) as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def _reset_fake_backend(request: pytest.FixtureRequest) -> None:
+    if "fake_backend" in request.fixturenames:
+        request.getfixturevalue("fake_backend").reset()
+
+
+@pytest.fixture
+def make_fake() -> Iterator[Any]:
+    """A factory for fakes of other kinds or settings: `make_fake("vllm", models=(...))`; stopped after the test."""
+    started: list[FakeBackend] = []
+
+    def make(kind: str = "openai", **kwargs: Any) -> FakeBackend:
+        kwargs.setdefault("step_s", STEP_S)
+        fake = FakeBackend(kind, **kwargs).start()
+        started.append(fake)
+        return fake
+
+    yield make
+    for fake in started:
+        fake.stop()
+
+
+def closed_port_url() -> str:
+    """A loopback URL nobody listens on: a port we opened and closed again."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def backend_table(fake: FakeBackend | None = None, **keys: Any) -> dict[str, Any]:
+    """A `[backends.NAME]` table for a fake (its kind, URL and first model), with overrides."""
+    table: dict[str, Any] = {}
+    if fake is not None:
+        table = {"type": fake.kind, "base_url": fake.url, "model": fake.models[0]}
+    table.update(keys)
+    return table
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def toml_text(data: Mapping[str, Any]) -> str:
+    """A small TOML writer for config files: top-level keys, then tables, then nested tables."""
+    lines: list[str] = []
+    tables: list[tuple[str, Mapping[str, Any]]] = []
+
+    def walk(prefix: str, table: Mapping[str, Any]) -> None:
+        scalars = {k: v for k, v in table.items() if not isinstance(v, Mapping) or k == "headers"}
+        if prefix:
+            tables.append((prefix, scalars))
+        else:
+            lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars.items())
+        for key, value in table.items():
+            if isinstance(value, Mapping) and key != "headers":
+                walk(f"{prefix}.{_toml_key(key)}" if prefix else _toml_key(key), value)
+
+    walk("", data)
+    for name, scalars in tables:
+        lines += ["", f"[{name}]", *(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars.items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_config(
+    tmp_path: Path,
+    *,
+    default: str | None = None,
+    refactor: Mapping[str, Any] | None = None,
+    name: str = "config.toml",
+    extra: Mapping[str, Any] | None = None,
+    **backends_: FakeBackend | Mapping[str, Any],
+) -> Path:
+    """Write a user config whose backends are the given fakes (or tables); the first is the default.
+
+    `write_config(tmp_path, fake=fake_backend)` gives one backend named "fake".
+    """
+    tables = {k: backend_table(v) if isinstance(v, FakeBackend) else dict(v) for k, v in backends_.items()}
+    data: dict[str, Any] = {}
+    if default or tables:
+        data["default_backend"] = default or next(iter(tables))
+    data.update(extra or {})
+    if tables:
+        data["backends"] = tables
+    if refactor:
+        data["refactor"] = dict(refactor)
+    path = tmp_path / name
+    path.write_text(toml_text(data), encoding="utf-8")
+    return path
