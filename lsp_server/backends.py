@@ -124,14 +124,13 @@ def _client(backend: BackendConfig, settings: RefactorSettings) -> AsyncOpenAI:
     cache_key = repr((backend, settings.connect_timeout_s, settings.idle_timeout_s, hash(key)))
     client = _clients.get(cache_key)
     if client is None:
-        import httpx2
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpx2Client, Timeout
 
         # Our own loop enforces the first-token and idle timeouts precisely; the socket's read timeout
         # is only a backstop above both, so the user gets the message that names the right setting.
         read = max(settings.first_token_timeout_s, settings.idle_timeout_s) + 5.0
-        timeout = httpx2.Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
-        http_client = httpx2.AsyncClient(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
+        timeout = Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
+        http_client = DefaultAsyncHttpx2Client(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
         client = AsyncOpenAI(
             api_key=key or "no-key",
             base_url=backend.base_url,

@@ -1,0 +1,158 @@
+--- :checkhealth refactor_lsp — the server executable, its version, and `refactor-lsp check`
+--- (config valid, backend reachable, prediction accepted) run with the settings Neovim sends.
+local M = {}
+
+local health = vim.health
+local CHECK_TIMEOUT_MS = 30000
+
+local function run(cmd, opts)
+  local ok, proc = pcall(vim.system, cmd, vim.tbl_extend('force', { text = true }, opts or {}))
+  if not ok then
+    return { code = -1, stdout = '', stderr = tostring(proc) }
+  end
+  return proc:wait(opts and opts.timeout or CHECK_TIMEOUT_MS)
+end
+
+local function lines(text)
+  return vim.split(vim.trim(text or ''), '\n', { trimempty = true })
+end
+
+--- The root folder the server would get for the current buffer (where `.refactor-lsp.toml` is read).
+local function root_dir(config)
+  local client = require('refactor_lsp').client(0)
+  if client and client.root_dir then
+    return client.root_dir
+  end
+  local name = vim.api.nvim_buf_get_name(0)
+  if name ~= '' and config.root_markers then
+    local found = vim.fs.root(0, config.root_markers)
+    if found then
+      return found
+    end
+  end
+  return vim.fn.getcwd()
+end
+
+local function settings_json(config)
+  local settings = vim.tbl_get(config, 'settings', 'refactorLsp') or vim.tbl_get(config, 'init_options', 'refactorLsp')
+  if type(settings) ~= 'table' or next(settings) == nil then
+    return nil
+  end
+  local ok, json = pcall(vim.json.encode, settings)
+  return ok and json or nil
+end
+
+--- Report one line of `refactor-lsp check` output.
+local function report(line, advice, failed)
+  if line:match('^FAIL') then
+    health.error(line:gsub('^FAIL:%s*', ''), advice)
+  elseif line:match('NOT accepted') or line:match('with the problems') then
+    health.warn(line, advice)
+  elseif line:match('^refactor%-lsp:') then
+    -- the CLI's own complaints (stderr): config problems are warnings unless the check failed
+    if failed then
+      health.error(line, advice)
+    else
+      health.warn(line, advice)
+    end
+  else
+    health.ok(line)
+  end
+end
+
+function M.check()
+  health.start('refactor-lsp: Neovim')
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok(('Neovim %s'):format(tostring(vim.version())))
+  else
+    health.error('Neovim 0.11 or newer is needed (vim.lsp.config / vim.lsp.enable)')
+    return
+  end
+
+  health.start('refactor-lsp: server')
+  local config = vim.lsp.config.refactor_lsp
+  if not config then
+    health.error('no `refactor_lsp` LSP config', { 'put editors/neovim on the runtimepath (see :h refactor_lsp)' })
+    return
+  end
+  local cmd = config.cmd
+  if type(cmd) ~= 'table' or not cmd[1] then
+    health.warn('the server command is not a list of words; cannot check it from here')
+    return
+  end
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    health.error(('server not found: `%s` is not executable'):format(cmd[1]), {
+      'install it: pip install refactor-lsp (or pipx install refactor-lsp)',
+      "or point setup() at it: require('refactor_lsp').setup({ cmd = { '/path/to/refactor-lsp' } })",
+    })
+    return
+  end
+  -- `serve` / `--stdio` start the server; the checks below run other subcommands of the same program.
+  cmd = vim.tbl_filter(function(word)
+    return word ~= 'serve' and word ~= '--stdio'
+  end, cmd)
+  local opts = { env = config.cmd_env, cwd = root_dir(config) }
+  local shown = table.concat(cmd, ' ')
+  local version_cmd = vim.list_extend(vim.deepcopy(cmd), { '--version' })
+  local version = run(version_cmd, vim.tbl_extend('force', opts, { timeout = 15000 }))
+  if version.code == 0 then
+    local path = vim.fn.exepath(cmd[1])
+    local where = (path ~= '' and path ~= cmd[1]) and (' at ' .. path) or ''
+    health.ok(('server found: %s%s (%s)'):format(shown, where, vim.trim(version.stdout or '')))
+  else
+    local problem = ('server found but `%s --version` failed (exit %s)'):format(shown, tostring(version.code))
+    health.error(problem, lines(version.stderr))
+    return
+  end
+  local clients = vim.lsp.get_clients({ name = 'refactor_lsp' })
+  if #clients > 0 then
+    health.ok(('%d client(s) running'):format(#clients))
+  elseif vim.lsp.is_enabled and vim.lsp.is_enabled('refactor_lsp') then
+    health.info('enabled; it starts with the next file buffer you open')
+  else
+    health.info("not enabled: call require('refactor_lsp').setup() or vim.lsp.enable('refactor_lsp')")
+  end
+
+  health.start('refactor-lsp: config and backend (`refactor-lsp check`)')
+  local args = vim.list_extend(vim.deepcopy(cmd), { 'check' })
+  local json = settings_json(config)
+  if json then
+    vim.list_extend(args, { '--settings', json })
+    health.info('with the settings given to setup() (the refactorLsp section) over the config files')
+  else
+    health.info('no settings given to setup(): the config files only')
+  end
+  local result = run(args, opts)
+  if json and (result.stderr or ''):match('unrecognized arguments: %-%-settings') then
+    health.warn('this refactor-lsp is older than the plugin (no `check --settings`): checking the config files only')
+    result = run(vim.list_extend(vim.deepcopy(cmd), { 'check' }), opts)
+  end
+  local out, err = lines(result.stdout), lines(result.stderr)
+  for i, line in ipairs(out) do
+    if not line:match('^%s+fix:') then
+      local advice = {}
+      for j = i + 1, #out do
+        local fix = out[j]:match('^%s+fix:%s*(.*)')
+        if not fix then
+          break
+        end
+        advice[#advice + 1] = fix
+      end
+      report(line, #advice > 0 and advice or nil)
+    end
+  end
+  for _, line in ipairs(err) do
+    report(line:match('^refactor%-lsp:') and line or ('refactor-lsp: ' .. line), nil, result.code ~= 0)
+  end
+  if result.code == 0 then
+    health.ok('backend reachable')
+  elseif result.code == 124 then
+    health.error(('`refactor-lsp check` gave no answer within %d s'):format(CHECK_TIMEOUT_MS / 1000))
+  else
+    health.error(('backend not usable: `refactor-lsp check` exited %s'):format(tostring(result.code)), {
+      'fix the problem above, then run :checkhealth refactor_lsp again',
+    })
+  end
+end
+
+return M

@@ -1,0 +1,478 @@
+--- refactor-lsp for Neovim 0.11+: setup, a prompt for free-form instructions, the code-action menu
+--- filtered to our kind, commands and a statusline component.
+---
+--- Which channel says what (so nothing is shown twice):
+---   * every outcome of a refactor (the speed summary, "the buffer changed ... nothing was applied",
+---     backend errors, "cancelled") comes from the server as ONE `window/showMessage`; this plugin
+---     passes it to `vim.notify` as it is ("refactor-lsp: ..."), at the server's level;
+---   * the plugin's own `vim.notify` calls are only for what the server cannot say: no server
+---     attached to the buffer, or a request that failed at the protocol level;
+---   * progress and the last speed figures go to `statusline()` only (never notified).
+
+local M = {}
+
+local api = vim.api
+
+M.name = 'refactor_lsp'
+M.kind = 'refactor.rewrite.prediction'
+
+local REFACTOR = 'refactorLsp.refactor'
+local CANCEL = 'refactorLsp.cancel'
+local SHOW_STATS = 'refactorLsp.showStats'
+local TOKEN_PREFIX = 'refactor-lsp/'
+
+---@class refactor_lsp.Keymaps
+---@field prompt? string|false  free-form instruction prompt (normal and visual mode)
+---@field actions? string|false code-action menu filtered to refactor.rewrite.prediction
+
+---@class refactor_lsp.Options
+---@field cmd? string[]                  the server command (default: { 'refactor-lsp' })
+---@field settings? table                the `refactorLsp` settings section
+---@field keymaps? refactor_lsp.Keymaps|false
+---@field enable? boolean                call vim.lsp.enable (default: true)
+---@field lsp? vim.lsp.Config            more fields for vim.lsp.config (filetypes, cmd_env, ...)
+---@field prompt? string                 the vim.ui.input prompt
+
+---@type refactor_lsp.Options
+local defaults = {
+  cmd = nil,
+  settings = nil,
+  keymaps = { prompt = '<leader>rp', actions = '<leader>ra' },
+  enable = true,
+  lsp = {},
+  prompt = 'Refactor (instruction): ',
+}
+
+M.options = vim.deepcopy(defaults)
+
+-- Progress of running refactors (by progress token) and the last outcome, for the statusline.
+local state = {
+  running = {}, ---@type table<string, {percentage?: integer, rate?: number, seq: integer, client_id: integer}>
+  seq = 0,
+  last = nil, ---@type {stats?: table, status?: string, message?: string}?
+}
+
+local group = api.nvim_create_augroup('refactor_lsp', { clear = true })
+
+-- Helpers ------------------------------------------------------------------------------------
+
+--- Settings go out as JSON: an empty Lua table would become a list, so empty maps become dicts.
+local LIST_KEYS = { actions = true, fallback = true, trustedWorkspaces = true, trusted_workspaces = true }
+
+local function normalize(value, key)
+  if type(value) ~= 'table' or getmetatable(value) ~= nil then
+    return value
+  end
+  if next(value) == nil then
+    return (key and LIST_KEYS[key]) and {} or vim.empty_dict()
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    out[k] = normalize(v, type(k) == 'string' and k or nil)
+  end
+  return out
+end
+
+local function redraw()
+  vim.schedule(function()
+    pcall(vim.cmd.redrawstatus)
+    api.nvim_exec_autocmds('User', { pattern = 'RefactorLspStatus', modeline = false })
+  end)
+end
+
+---@param client vim.lsp.Client
+local function is_ours(client)
+  if client.name == M.name then
+    return true
+  end
+  local provider = client.server_capabilities and client.server_capabilities.executeCommandProvider
+  return type(provider) == 'table' and vim.list_contains(provider.commands or {}, REFACTOR)
+end
+
+--- The refactor-lsp client attached to a buffer, if any.
+---@param bufnr? integer
+---@return vim.lsp.Client?
+function M.client(bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if is_ours(client) then
+      return client
+    end
+  end
+end
+
+local function no_client()
+  vim.notify(
+    'refactor-lsp: no refactor-lsp server is attached to this buffer (see :checkhealth refactor_lsp)',
+    vim.log.levels.WARN
+  )
+end
+
+--- An LSP position for a byte column of a buffer line, in the client's position encoding.
+local function position(bufnr, row, col, encoding)
+  local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  col = math.max(0, math.min(col, #line))
+  return { line = row, character = vim.str_utfindex(line, encoding, col, false) }
+end
+
+local function line_end(bufnr, row, encoding)
+  local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  return position(bufnr, row, #line, encoding)
+end
+
+--- An LSP range from 1-based rows and 1-based byte columns; `linewise` takes whole lines.
+local function region_range(bufnr, srow, scol, erow, ecol, linewise, encoding)
+  if erow < srow or (erow == srow and ecol < scol) then
+    srow, scol, erow, ecol = erow, ecol, srow, scol
+  end
+  if linewise then
+    return { start = { line = srow - 1, character = 0 }, ['end'] = line_end(bufnr, erow - 1, encoding) }
+  end
+  local last = api.nvim_buf_get_lines(bufnr, erow - 1, erow, false)[1] or ''
+  local stop = #last
+  if ecol <= #last then
+    stop = ecol + vim.str_utf_end(last, ecol) -- end is exclusive: after the last selected character
+  end
+  return { start = position(bufnr, srow - 1, scol - 1, encoding), ['end'] = position(bufnr, erow - 1, stop, encoding) }
+end
+
+--- The range of the visual selection while still in visual mode, else nil.
+local function visual_range(bufnr, encoding)
+  local mode = api.nvim_get_mode().mode
+  if not (mode == 'v' or mode == 'V' or mode == '\22') then
+    return nil
+  end
+  local a, b = vim.fn.getpos('v'), vim.fn.getpos('.')
+  api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
+  return region_range(bufnr, a[2], a[3], b[2], b[3], mode ~= 'v', encoding)
+end
+
+--- The cursor as an empty range: the server rewrites the enclosing block.
+local function cursor_range(bufnr, encoding)
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  local pos = position(bufnr, row - 1, col, encoding)
+  return { start = pos, ['end'] = vim.deepcopy(pos) }
+end
+
+-- Running a refactor -------------------------------------------------------------------------
+
+--- Run `refactorLsp.refactor` with a free-form instruction.
+---@param instruction string
+---@param range? lsp.Range  default: the cursor (the enclosing block)
+---@param bufnr? integer
+function M.refactor(instruction, range, bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  range = range or cursor_range(bufnr, client.offset_encoding)
+  local params = {
+    command = REFACTOR,
+    arguments = { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } },
+  }
+  client:request('workspace/executeCommand', params, M._on_command_result, bufnr)
+end
+
+--- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor.
+---@param opts? {instruction?: string, range?: lsp.Range}
+function M.prompt(opts)
+  opts = opts or {}
+  local bufnr = api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  local range = opts.range or visual_range(bufnr, client.offset_encoding) or cursor_range(bufnr, client.offset_encoding)
+  local function run(instruction)
+    if instruction and instruction:match('%S') then
+      M.refactor(vim.trim(instruction), range, bufnr)
+    end
+  end
+  if opts.instruction and opts.instruction:match('%S') then
+    return run(opts.instruction)
+  end
+  vim.ui.input({ prompt = M.options.prompt or defaults.prompt }, run)
+end
+
+--- The code-action menu, showing only refactor-lsp's actions (uses the selection in visual mode).
+function M.code_actions()
+  vim.lsp.buf.code_action({ context = { only = { M.kind } } })
+end
+
+--- `:[range]RefactorPredict [instruction]`
+---@param cmd vim.api.keyset.create_user_command.command_args
+function M.command(cmd)
+  local bufnr = api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  local range
+  if cmd.range > 0 then
+    local enc = client.offset_encoding
+    local s, e = api.nvim_buf_get_mark(bufnr, '<'), api.nvim_buf_get_mark(bufnr, '>')
+    if vim.fn.visualmode() == 'v' and s[1] == cmd.line1 and e[1] == cmd.line2 then
+      -- `:'<,'>` after a characterwise selection: exactly the selected characters.
+      range = region_range(bufnr, s[1], s[2] + 1, e[1], e[2] + 1, false, enc)
+    else
+      range = region_range(bufnr, cmd.line1, 1, cmd.line2, 1, true, enc)
+    end
+  end
+  M.prompt({ instruction = cmd.args, range = range })
+end
+
+local function execute(command, arguments, bufnr)
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  client:request('workspace/executeCommand', { command = command, arguments = arguments }, M._on_command_result, bufnr)
+end
+
+--- Cancel the refactor running on the current buffer (`all`: on every buffer).
+---@param all? boolean
+function M.cancel(all)
+  local bufnr = api.nvim_get_current_buf()
+  execute(CANCEL, all and {} or { { uri = vim.uri_from_bufnr(bufnr) } }, bufnr)
+end
+
+--- Show the median speed per backend from the refactor history (the server shows the message).
+function M.show_stats()
+  execute(SHOW_STATS, {}, api.nvim_get_current_buf())
+end
+
+-- Handlers (referenced from lsp/refactor_lsp.lua) --------------------------------------------
+
+local LEVELS = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+
+---@param params lsp.ShowMessageParams
+function M._on_show_message(_, params, _)
+  vim.notify(params.message, LEVELS[params.type] or vim.log.levels.INFO, { title = 'refactor-lsp' })
+  return params
+end
+
+function M._on_command_result(err, result, ctx)
+  local command = ctx and ctx.params and ctx.params.command
+  if err then
+    -- A protocol-level failure: the server sent no message of its own for it.
+    vim.notify(('refactor-lsp: %s failed: %s'):format(command or 'command', err.message), vim.log.levels.ERROR)
+    return
+  end
+  if command ~= REFACTOR or type(result) ~= 'table' then
+    return
+  end
+  local status = result.status
+  if status == 'busy' or status == 'started' then
+    return -- busy: the server said so, and the running refactor keeps the statusline
+  end
+  state.last = {
+    status = status,
+    message = result.message,
+    stats = type(result.stats) == 'table' and result.stats or nil,
+  }
+  redraw()
+end
+
+function M._on_stats(_, params, _)
+  if type(params) ~= 'table' then
+    return
+  end
+  -- The command's reply (with its status) normally follows; until then, judge by `applied`.
+  state.last = { stats = params, status = params.applied == false and 'not applied' or nil }
+  redraw()
+end
+
+api.nvim_create_autocmd('LspProgress', {
+  group = group,
+  desc = 'refactor-lsp: track refactor progress for the statusline',
+  callback = function(ev)
+    local params = ev.data and ev.data.params
+    local token = params and params.token
+    if type(token) ~= 'string' or token:sub(1, #TOKEN_PREFIX) ~= TOKEN_PREFIX then
+      return
+    end
+    local value = params.value or {}
+    if value.kind == 'end' then
+      state.running[token] = nil
+    else
+      state.seq = state.seq + 1
+      local entry = state.running[token] or {}
+      entry.seq = state.seq
+      entry.client_id = ev.data.client_id
+      entry.percentage = value.percentage or entry.percentage
+      local rate = type(value.message) == 'string' and value.message:match('([%d%.]+) tok/s')
+      entry.rate = tonumber(rate) or entry.rate
+      state.running[token] = entry
+    end
+    redraw()
+  end,
+})
+
+api.nvim_create_autocmd('LspDetach', {
+  group = group,
+  desc = 'refactor-lsp: forget the progress of a server that stopped',
+  callback = function(ev)
+    local client = vim.lsp.get_client_by_id(ev.data.client_id)
+    if client and not client:is_stopped() and next(client.attached_buffers) ~= nil then
+      return -- still serving other buffers
+    end
+    for token, entry in pairs(state.running) do
+      if entry.client_id == ev.data.client_id then
+        state.running[token] = nil
+      end
+    end
+    redraw()
+  end,
+})
+
+-- Statusline ---------------------------------------------------------------------------------
+
+local OUTCOMES = {
+  unchanged = 'no changes',
+  stale = 'stale, not applied',
+  rejected = 'not applied',
+  ['not applied'] = 'not applied',
+  unconfirmed = 'unconfirmed',
+  cancelled = 'cancelled',
+  error = 'failed',
+}
+
+--- The running refactor's progress and the last refactor's outcome, for statusline components.
+---@alias refactor_lsp.Last {status?: string, message?: string, stats?: table}
+---@return {running: boolean, percentage?: integer, rate?: number, last?: refactor_lsp.Last}
+function M.status()
+  local current
+  for _, entry in pairs(state.running) do
+    if not current or entry.seq > current.seq then
+      current = entry
+    end
+  end
+  local last = state.last and { status = state.last.status, message = state.last.message, stats = state.last.stats }
+  if current then
+    return { running = true, percentage = current.percentage, rate = current.rate, last = last }
+  end
+  return { running = false, last = last }
+end
+
+local function number(v)
+  return type(v) == 'number' and v or nil
+end
+
+--- `x` with 0 or 1 decimals, rounded as the server's Python does: an exact tie goes to the even
+--- digit (LuaJIT's `%.0f` rounds it away from zero), so the statusline and the message agree.
+local function fixed(x, decimals)
+  local scaled = decimals == 1 and x * 10 or x
+  local tie = decimals == 1 and (x * 4) % 2 == 1 or (decimals == 0 and scaled - math.floor(scaled) == 0.5)
+  if tie then
+    local even = math.floor(scaled) % 2 == 0 and math.floor(scaled) or math.floor(scaled) + 1
+    return ('%.' .. decimals .. 'f'):format(decimals == 1 and even / 10 or even)
+  end
+  return ('%.' .. decimals .. 'f'):format(x)
+end
+
+--- `⟳ refactor 42% 180 tok/s` while running; `refactor 0.4 s · 196 tok/s · 88% accepted` after.
+---@return string
+function M.statusline()
+  local s = M.status()
+  if s.running then
+    local parts = { '⟳ refactor' }
+    if s.percentage then
+      parts[#parts + 1] = ('%d%%'):format(s.percentage)
+    end
+    if s.rate then
+      parts[#parts + 1] = fixed(s.rate, 0) .. ' tok/s'
+    end
+    return table.concat(parts, ' ')
+  end
+  local last = s.last
+  if not last then
+    return ''
+  end
+  local parts = {}
+  local stats = last.stats
+  if stats then
+    parts[1] = ('refactor %s s'):format(fixed((number(stats.latency_ms) or 0) / 1000, 1))
+    if number(stats.tokens_per_s) then
+      parts[#parts + 1] = fixed(stats.tokens_per_s, 0) .. ' tok/s'
+    end
+    if stats.prediction == false then
+      parts[#parts + 1] = 'no prediction'
+    elseif number(stats.acceptance_rate) then
+      parts[#parts + 1] = fixed(stats.acceptance_rate * 100, 0) .. '% accepted'
+    end
+  else
+    parts[1] = 'refactor'
+  end
+  local outcome = last.status and OUTCOMES[last.status]
+  if outcome then
+    if stats then
+      parts[#parts + 1] = outcome
+    else
+      parts[1] = 'refactor ' .. outcome
+    end
+  end
+  return table.concat(parts, ' · ')
+end
+
+-- Setup --------------------------------------------------------------------------------------
+
+local function set_keymaps(bufnr)
+  local keys = M.options.keymaps
+  if not keys then
+    return
+  end
+  if keys.prompt then
+    vim.keymap.set({ 'n', 'x' }, keys.prompt, function()
+      M.prompt()
+    end, { buffer = bufnr, desc = 'refactor-lsp: refactor with an instruction' })
+  end
+  if keys.actions then
+    vim.keymap.set({ 'n', 'x' }, keys.actions, M.code_actions, { buffer = bufnr, desc = 'refactor-lsp: actions' })
+  end
+end
+
+--- Configure and enable the server, and add keymaps to the buffers it attaches to.
+---@param opts? refactor_lsp.Options
+function M.setup(opts)
+  opts = opts or {}
+  local options = vim.tbl_extend('force', vim.deepcopy(defaults), opts)
+  if type(opts.keymaps) == 'table' then
+    options.keymaps = vim.tbl_extend('force', defaults.keymaps, opts.keymaps)
+  end
+  M.options = options
+
+  local config = vim.deepcopy(options.lsp or {})
+  if options.cmd then
+    config.cmd = options.cmd
+  end
+  if options.settings ~= nil then
+    local settings = normalize(options.settings)
+    config.settings = { refactorLsp = settings } -- answers workspace/configuration
+    config.init_options = { refactorLsp = settings } -- and sent with initialize
+  end
+  vim.lsp.config(M.name, config)
+
+  api.nvim_create_autocmd('LspAttach', {
+    group = api.nvim_create_augroup('refactor_lsp_keymaps', { clear = true }),
+    desc = 'refactor-lsp: keymaps',
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and is_ours(client) then
+        set_keymaps(ev.buf)
+      end
+    end,
+  })
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if is_ours(client) then
+      for bufnr in pairs(client.attached_buffers) do
+        set_keymaps(bufnr)
+      end
+    end
+  end
+  if options.enable ~= false then
+    vim.lsp.enable(M.name)
+  end
+end
+
+return M

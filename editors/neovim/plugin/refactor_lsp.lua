@@ -1,0 +1,21 @@
+-- refactor-lsp: user commands only; the module loads on first use.
+if vim.g.loaded_refactor_lsp then
+  return
+end
+vim.g.loaded_refactor_lsp = 1
+
+vim.api.nvim_create_user_command('RefactorPredict', function(cmd)
+  require('refactor_lsp').command(cmd)
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'refactor-lsp: rewrite the range (or the block at the cursor) following an instruction',
+})
+
+vim.api.nvim_create_user_command('RefactorCancel', function(cmd)
+  require('refactor_lsp').cancel(cmd.bang)
+end, { bang = true, desc = 'refactor-lsp: cancel the refactor running on this buffer (!: on all)' })
+
+vim.api.nvim_create_user_command('RefactorStats', function()
+  require('refactor_lsp').show_stats()
+end, { desc = 'refactor-lsp: median speed per backend, with and without prediction' })

