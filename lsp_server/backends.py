@@ -341,9 +341,13 @@ async def _stream_once(
                 result.prompt_tokens = chunk.usage.prompt_tokens
             if chunk.usage is not None or chunk.model_extra:
                 # Only final chunks carry acceptance; dumping every chunk would cost time per token.
-                acceptance = read_acceptance(chunk.model_dump(warnings=False))
+                raw = chunk.model_dump(warnings=False)
+                acceptance = read_acceptance(raw)
                 if acceptance is not None:
                     result.acceptance = acceptance
+                predicted = (raw.get("timings") or {}).get("predicted_n")
+                if result.completion_tokens is None and isinstance(predicted, int):
+                    result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
     except (
         openai.APIConnectionError,
         openai.APIError,

@@ -251,6 +251,7 @@ async def test_llamacpp_kind_reports_timings(make_fake) -> None:
     assert result.text == RENAMED
     assert result.finish_reason == "stop"
     assert result.acceptance == Acceptance(sim.accepted, sim.rejected, "llamacpp-timings")
+    assert result.completion_tokens == len(tokenize(RENAMED))  # from timings.predicted_n: no usage chunk
 
 
 async def test_answer_cut_at_max_tokens_says_length(fake_backend: FakeBackend) -> None:
