@@ -28,10 +28,15 @@ from .config import (
 SECTION = "refactorLsp"
 
 
+EDITOR_ONLY_KEYS = ("workspaceTrusted", "workspace_trusted")
+
+
 def settings_section(options: Any) -> Any:
-    """Accept `{"refactorLsp": {...}}` or the settings themselves."""
+    """Accept `{"refactorLsp": {...}}` or the settings themselves (less the editor's own keys)."""
     if isinstance(options, Mapping) and SECTION in options:
         return options[SECTION]
+    if isinstance(options, Mapping):
+        return {k: v for k, v in options.items() if k not in EDITOR_ONLY_KEYS}
     return options
 
 

@@ -32,7 +32,7 @@ class RefactorStats:
     rejected_prediction_tokens: int | None = None
     acceptance_rate: float | None = None  # accepted ÷ (accepted + rejected)
     acceptance_source: str | None = None  # where the acceptance figures came from
-    tokens_per_s: float | None = None  # (completion − rejected) ÷ generation time
+    tokens_per_s: float | None = None  # output tokens ÷ generation time (OpenAI: completion − rejected)
     output_chars: int = 0
     predicted_chars: int = 0
     action: str = ""

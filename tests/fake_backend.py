@@ -165,6 +165,8 @@ class FakeBackend:
         self.active_streams = 0
         self.disconnects = 0  # clients that hung up mid-answer
         self.counters = {"accepted": 0, "drafted": 0}
+        # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
+        self.first_content_sent_at: list[float] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -203,6 +205,7 @@ class FakeBackend:
             self.replies.clear()
             self.requests.clear()
             self.headers_seen.clear()
+            self.first_content_sent_at.clear()
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -376,6 +379,8 @@ class FakeBackend:
                         return False
                 event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
                 await writer.drain()
+                if not sent and text:
+                    self.first_content_sent_at.append(time.time())
                 sent += len(text)
             completion_tokens = sum(len(tokenize(s)) for s in steps)
             prompt_tokens = sum(len(tokenize(str(m.get("content", "")))) for m in request.get("messages", []))
@@ -390,6 +395,9 @@ class FakeBackend:
             if self.kind == "openai":
                 event({"choices": [final]})
                 if "prediction" in request:
+                    # As OpenAI does: rejected prediction tokens are billed as completion tokens.
+                    usage["completion_tokens"] += sim.rejected
+                    usage["total_tokens"] += sim.rejected
                     usage["completion_tokens_details"] = {
                         "accepted_prediction_tokens": sim.accepted,
                         "rejected_prediction_tokens": sim.rejected,

@@ -217,7 +217,8 @@ async def test_openai_kind_streams_the_answer_with_prediction_figures(fake_backe
     assert result.text == RENAMED
     assert "".join(deltas) == RENAMED
     assert result.finish_reason == "stop"
-    assert result.completion_tokens == len(tokenize(RENAMED))
+    # As OpenAI does, rejected prediction tokens are billed as completion tokens.
+    assert result.completion_tokens == len(tokenize(RENAMED)) + sim.rejected
     assert result.acceptance == Acceptance(sim.accepted, sim.rejected, "usage")
     assert result.prediction_sent is True
     assert result.ttft_ms is not None and result.latency_ms >= result.ttft_ms
@@ -474,8 +475,10 @@ async def test_refactor_end_to_end_with_the_prediction_field(fake_backend: FakeB
     assert (stats.prediction, stats.prediction_via, stats.scope) == (True, "field", "file")
     assert (stats.accepted_prediction_tokens, stats.rejected_prediction_tokens) == (sim.accepted, sim.rejected)
     assert stats.acceptance_rate == pytest.approx(sim.accepted / sim.drafted)
-    assert stats.completion_tokens == len(tokenize(RENAMED))
-    assert stats.tokens_per_s is not None and stats.tokens_per_s > 0
+    assert stats.completion_tokens == len(tokenize(RENAMED)) + sim.rejected
+    # Effective speed counts only what was output, not the billed rejected tokens.
+    generation_s = (stats.latency_ms - stats.ttft_ms) / 1000
+    assert stats.tokens_per_s == pytest.approx(len(tokenize(RENAMED)) / generation_s)
     assert fake_backend.requests[0]["prediction"]["content"] == SOURCE
 
 

@@ -155,7 +155,7 @@ def test_openai_kind_stream(fake_backend: FakeBackend) -> None:
     usage = events[-1]["usage"]
     assert events[-1]["choices"] == []
     sim = simulate(expected, ANSWER, fake_backend.draft_len)
-    assert usage["completion_tokens"] == len(tokenize(expected))
+    assert usage["completion_tokens"] == len(tokenize(expected)) + sim.rejected  # billed, as OpenAI does
     assert usage["completion_tokens_details"]["accepted_prediction_tokens"] == sim.accepted
     assert usage["completion_tokens_details"]["rejected_prediction_tokens"] == sim.rejected
     assert fake_backend.requests[0]["prediction"]["content"] == ANSWER

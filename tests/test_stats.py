@@ -46,10 +46,16 @@ def test_no_acceptance_figures_means_no_rate() -> None:
 
 
 def test_tokens_per_second_leaves_out_rejected_tokens_and_time_to_first_token() -> None:
+    # OpenAI: rejected prediction tokens are billed in completion_tokens, but they are not output.
     # (412 - 20) tokens over (2100 - 100) ms
-    assert measured().tokens_per_s == pytest.approx(196.0)
-    # Rejected prediction tokens are billed as output, but they are not output.
-    assert measured(rejected_prediction_tokens=212).tokens_per_s == pytest.approx(100.0)
+    assert measured(acceptance_source="usage").tokens_per_s == pytest.approx(196.0)
+    assert measured(acceptance_source="usage", rejected_prediction_tokens=212).tokens_per_s == pytest.approx(100.0)
+
+
+def test_tokens_per_second_for_local_speculation_counts_every_output_token() -> None:
+    # vLLM and llama.cpp count only output tokens; their rejected drafts were never in the count.
+    assert measured(acceptance_source="vllm-spec-decode-metrics").tokens_per_s == pytest.approx(412 / 2.0)
+    assert measured(acceptance_source="llamacpp-timings").tokens_per_s == pytest.approx(412 / 2.0)
 
 
 def test_tokens_per_second_without_a_first_token_time_uses_the_whole_latency() -> None:

@@ -1,0 +1,37 @@
+// Bundles the extension into out/extension.js (vscode-languageclient included, `vscode` external),
+// and the pure modules' unit tests into out/test/.
+import * as esbuild from "esbuild";
+
+const production = process.argv.includes("--production");
+const watch = process.argv.includes("--watch");
+
+const extension = {
+  entryPoints: ["src/extension.ts"],
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  outfile: "out/extension.js",
+  external: ["vscode"],
+  minify: production,
+  sourcemap: !production,
+  sourcesContent: false,
+  logLevel: "warning",
+};
+const tests = {
+  entryPoints: ["test/unit/*.test.ts"],
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  outdir: "out/test",
+  outExtension: { ".js": ".cjs" },
+  logLevel: "warning",
+};
+
+if (watch) {
+  await (await esbuild.context(extension)).watch();
+} else {
+  await esbuild.build(extension);
+  if (!production) await esbuild.build(tests);
+}

@@ -1,0 +1,108 @@
+import * as os from "os";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  Middleware,
+  ServerOptions,
+  State,
+  TransportKind,
+  WorkDoneProgressCancelNotification,
+} from "vscode-languageclient/node";
+import { RefactorStatus } from "./status";
+
+export const SECTION = "refactorLsp";
+export const REFACTOR = "refactorLsp.refactor";
+const CLIENT_ONLY_KEYS = ["server", "trace"]; // settings of this extension, not of the server
+
+/** The server program from the (machine-overridable) settings; `~` is the home directory. */
+export function serverOptions(): ServerOptions {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const home = (s: string): string => (s === "~" || s.startsWith("~/") ? os.homedir() + s.slice(1) : s);
+  const command = home(config.get<string>("server.command") || "refactor-lsp");
+  const args = (config.get<string[]>("server.args") ?? []).map(home);
+  return { command, args, transport: TransportKind.stdio, options: { env: process.env } };
+}
+
+/** The client; `status` follows its refactors (commands, progress, stats). */
+export function createClient(output: vscode.LogOutputChannel, status: RefactorStatus): LanguageClient {
+  let client: LanguageClient | undefined = undefined;
+  const progress = new Map<string, { report: (percentage?: number, message?: string) => void; done: () => void }>();
+
+  const middleware: Middleware = {
+    // The server's settings, without the ones only this extension reads.
+    workspace: {
+      configuration: async (params, token, next) => {
+        const result = await next(params, token);
+        if (!Array.isArray(result)) return result;
+        return result.map((value, i) => {
+          if (params.items[i]?.section !== SECTION || value === null || typeof value !== "object") return value;
+          const copy = { ...(value as Record<string, unknown>) };
+          for (const key of CLIENT_ONLY_KEYS) delete copy[key];
+          return copy;
+        });
+      },
+    },
+    // Every refactor goes through here: the palette command, code actions, other extensions.
+    executeCommand: async (command, args, next) => {
+      if (command !== REFACTOR) return next(command, args);
+      const uri: string = args[0]?.uri ?? "";
+      status.begin(uri);
+      try {
+        const result = await next(command, args);
+        output.info(`${REFACTOR} → ${JSON.stringify(result)}`);
+        return result;
+      } finally {
+        status.end(uri);
+      }
+    },
+    // A refactor's progress is a cancellable notification (the client alone shows a silent status bar spinner).
+    handleWorkDoneProgress: (token, params, next) => {
+      const key = String(token);
+      if (!key.startsWith("refactor-lsp/")) return next(token, params);
+      if (params.kind === "begin") {
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: params.title, cancellable: params.cancellable },
+          (bar, cancel) =>
+            new Promise<void>((resolve) => {
+              let reported = 0;
+              cancel.onCancellationRequested(() =>
+                client?.sendNotification(WorkDoneProgressCancelNotification.type, { token }),
+              );
+              const report = (percentage?: number, message?: string): void => {
+                const increment = percentage === undefined ? undefined : Math.max(0, percentage - reported);
+                reported += increment ?? 0;
+                bar.report({ message, increment });
+                status.report(percentage, message);
+              };
+              progress.set(key, { report, done: resolve });
+              report(params.percentage, params.message);
+            }),
+        );
+      } else if (params.kind === "report") {
+        progress.get(key)?.report(params.percentage, params.message);
+      } else {
+        progress.get(key)?.done();
+        progress.delete(key);
+        next(token, params); // lets the client drop its own listener for the token
+      }
+    },
+  };
+
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }],
+    synchronize: { configurationSection: SECTION },
+    // The settings themselves arrive through workspace/configuration, per folder and always current.
+    initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted, refactorLsp: {} },
+    outputChannel: output,
+    middleware,
+  };
+  client = new LanguageClient(SECTION, "Refactor LSP", serverOptions(), clientOptions);
+  client.onNotification("refactorLsp/stats", (stats) => status.stats(stats));
+  client.onDidChangeState(({ newState }) => {
+    if (newState !== State.Stopped) return;
+    for (const bar of progress.values()) bar.done(); // the server is gone: no end will come
+    progress.clear();
+  });
+  return client;
+}

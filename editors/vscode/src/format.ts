@@ -1,0 +1,105 @@
+// Pure text for the status bar and the statistics view (no `vscode` import: unit-tested with node --test).
+
+/** The `refactorLsp/stats` notification's params (see lsp_server/stats.py). */
+export interface RefactorStats {
+  uri?: string;
+  backend: string;
+  model: string;
+  prediction: boolean;
+  prediction_via?: string;
+  scope?: string;
+  latency_ms: number;
+  ttft_ms?: number | null;
+  completion_tokens?: number | null;
+  prompt_tokens?: number | null;
+  accepted_prediction_tokens?: number | null;
+  rejected_prediction_tokens?: number | null;
+  acceptance_rate?: number | null;
+  tokens_per_s?: number | null;
+  output_chars?: number;
+  predicted_chars?: number;
+  action?: string;
+  served_by?: string;
+  notes?: string[];
+  applied?: boolean | null;
+}
+
+/** One mode of one backend in the `refactorLsp.showStats` reply. */
+export interface ModeSummary {
+  backend: string;
+  prediction: boolean;
+  count: number;
+  latency_ms: number | null;
+  tokens_per_s: number | null;
+  acceptance_rate: number | null;
+}
+
+export interface StatsReply {
+  count: number;
+  backends: { backend: string; speedup: number | null; modes: ModeSummary[] }[];
+}
+
+const percent = (rate: number): string => `${Math.round(rate * 100)}%`;
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
+
+/** `$(zap) 196 tok/s · 88%`: the last refactor's speed and how much of the prediction was accepted. */
+export function statusText(stats: RefactorStats): string {
+  const parts = [present(stats.tokens_per_s) ? `${Math.round(stats.tokens_per_s)} tok/s` : seconds(stats.latency_ms)];
+  if (present(stats.acceptance_rate)) {
+    parts.push(percent(stats.acceptance_rate));
+  } else if (!stats.prediction) {
+    parts.push("no prediction");
+  }
+  return `$(${stats.applied === false ? "circle-slash" : "zap"}) ${parts.join(" · ")}`;
+}
+
+/** Markdown for the status bar item's tooltip: every figure of the last refactor. */
+export function statusTooltip(stats: RefactorStats): string {
+  const rows: [string, string][] = [];
+  if (stats.action) rows.push(["Action", stats.action]);
+  rows.push(["Latency", seconds(stats.latency_ms)]);
+  if (present(stats.ttft_ms)) rows.push(["Time to first token", seconds(stats.ttft_ms)]);
+  if (present(stats.completion_tokens)) {
+    const prompt = present(stats.prompt_tokens) ? ` (prompt ${stats.prompt_tokens})` : "";
+    rows.push(["Tokens", `${stats.completion_tokens}${prompt}`]);
+  }
+  if (present(stats.tokens_per_s)) rows.push(["Speed", `${stats.tokens_per_s.toFixed(0)} tok/s`]);
+  if (!stats.prediction) {
+    rows.push(["Prediction", "not sent"]);
+  } else if (present(stats.acceptance_rate)) {
+    const via = stats.prediction_via ? ` via ${stats.prediction_via}` : "";
+    rows.push([
+      "Prediction",
+      `${percent(stats.acceptance_rate)} accepted (${stats.accepted_prediction_tokens ?? 0} accepted, ` +
+        `${stats.rejected_prediction_tokens ?? 0} rejected)${via}`,
+    ]);
+  } else {
+    rows.push(["Prediction", "sent (acceptance not reported by the backend)"]);
+  }
+  rows.push(["Backend", `${stats.backend} (${stats.model})`]);
+  if (stats.served_by && stats.served_by !== stats.backend) rows.push(["Served by", stats.served_by]);
+  if (stats.scope) rows.push(["Scope", stats.scope]);
+  rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
+  if (stats.notes?.length) rows.push(["Notes", stats.notes.join("; ")]);
+  const cell = (text: string): string => text.replace(/\|/g, "\\|");
+  const table = rows.map(([k, v]) => `| ${k} | ${cell(v)} |`).join("\n");
+  return `**Last refactor**\n\n| | |\n|---|---|\n${table}\n\nClick for the statistics of all refactors.`;
+}
+
+/** Quick pick rows for `refactorLsp.showStats`: one per backend and mode. */
+export function statsRows(reply: StatsReply): { label: string; description: string; detail?: string }[] {
+  return reply.backends.flatMap((backend) =>
+    backend.modes.map((mode) => {
+      const parts = [`${mode.count} refactor${mode.count === 1 ? "" : "s"}`];
+      if (present(mode.latency_ms)) parts.push(`median ${seconds(mode.latency_ms)}`);
+      if (present(mode.tokens_per_s)) parts.push(`${mode.tokens_per_s.toFixed(0)} tok/s`);
+      if (present(mode.acceptance_rate)) parts.push(`${percent(mode.acceptance_rate)} accepted`);
+      return {
+        label: `${backend.backend} · ${mode.prediction ? "with prediction" : "without prediction"}`,
+        description: parts.join(" · "),
+        detail: present(backend.speedup) ? `speed-up from the prediction: ${backend.speedup.toFixed(2)}×` : undefined,
+      };
+    }),
+  );
+}

@@ -1,0 +1,81 @@
+import * as vscode from "vscode";
+import { RefactorStats, statusText, statusTooltip } from "./format";
+
+export const SHOW_STATS = "refactorLsp.vscode.showStats";
+export const CANCEL = "refactorLsp.vscode.cancel";
+const RUNNING_CONTEXT = "refactorLsp.running";
+
+/** The status bar item: the last refactor's speed and acceptance, or a spinner while one runs. */
+export class RefactorStatus implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly running = new Map<string, number>(); // document uri → refactors running on it
+  private last: RefactorStats | undefined;
+  private progress = "";
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem("refactorLsp.status", vscode.StatusBarAlignment.Right, 100);
+    this.item.name = "Refactor with Prediction";
+    this.render();
+    this.item.show();
+  }
+
+  /** A `refactorLsp.refactor` command started on `uri`. */
+  begin(uri: string): void {
+    this.running.set(uri, (this.running.get(uri) ?? 0) + 1);
+    this.progress = "";
+    this.render();
+  }
+
+  end(uri: string): void {
+    const count = (this.running.get(uri) ?? 1) - 1;
+    if (count > 0) this.running.set(uri, count);
+    else this.running.delete(uri);
+    this.render();
+  }
+
+  isRunning(uri: string): boolean {
+    return this.running.has(uri);
+  }
+
+  /** A `$/progress` report of a running refactor (`42%` and its message). */
+  report(percentage: number | undefined, message: string | undefined): void {
+    const rate = message?.match(/([\d.]+) tok\/s/)?.[1];
+    this.progress = [percentage !== undefined ? `${percentage}%` : "", rate ? `${rate} tok/s` : ""]
+      .filter(Boolean)
+      .join(" · ");
+    this.render();
+  }
+
+  /** The `refactorLsp/stats` notification. */
+  stats(stats: RefactorStats): void {
+    this.last = stats;
+    this.render();
+  }
+
+  private render(): void {
+    const busy = this.running.size > 0;
+    void vscode.commands.executeCommand("setContext", RUNNING_CONTEXT, busy);
+    if (busy) {
+      this.item.text = `$(sync~spin) refactor…${this.progress ? " " + this.progress : ""}`;
+      this.item.tooltip = "A refactor is running. Click, or press Escape in the editor, to cancel it.";
+      this.item.command = CANCEL;
+      this.item.accessibilityInformation = { label: "refactor running" };
+    } else if (this.last) {
+      this.item.text = statusText(this.last);
+      const tooltip = new vscode.MarkdownString(statusTooltip(this.last));
+      tooltip.supportThemeIcons = true;
+      this.item.tooltip = tooltip;
+      this.item.command = SHOW_STATS;
+      this.item.accessibilityInformation = { label: `last refactor: ${this.item.text.replace(/\$\([^)]*\) /, "")}` };
+    } else {
+      this.item.text = "$(zap) refactor";
+      this.item.tooltip = "Refactor with Prediction: no refactor yet. Click for the statistics of past refactors.";
+      this.item.command = SHOW_STATS;
+      this.item.accessibilityInformation = { label: "refactor-lsp: no refactor yet" };
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,400 @@
+// End-to-end test of the extension in real VS Code: code-server (VS Code 1.139 in a browser) driven
+// by playwright-core in Debian's chromium, with the real language server (python -m lsp_server) and
+// the loopback fake backend (tests/fake_backend.py). Nothing touches the real home directory.
+//
+//   bash scripts/setup-test-env.sh && npm run package && node test/e2e.mjs
+//
+// Environment: REFACTOR_LSP_PYTHON (a Python that imports lsp_server; default: the repo's .venv, else
+// python3), VSIX (default: refactor-lsp.vsix), VSCODE_TEST_ENV (default: .test-env), E2E_KEEP=1 keeps
+// the temp folder. Screenshots go to test-results/.
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const REPO = path.resolve(EXT, "../..");
+const ENV_DIR = process.env.VSCODE_TEST_ENV || path.join(EXT, ".test-env");
+const CODE_SERVER = path.join(ENV_DIR, "code-server/node_modules/.bin/code-server");
+const VSIX = path.resolve(process.env.VSIX || path.join(EXT, "refactor-lsp.vsix"));
+const RESULTS = path.join(EXT, "test-results");
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "refactor-lsp-vscode-e2e-"));
+const WAIT = 30_000;
+
+const SAMPLE = `"""A sample module for the VS Code end-to-end test."""
+
+
+def load(path):
+    data = open(path).read()
+    return data.strip()
+
+
+def shout(words):
+    total = 0
+    for word in words:
+        total = total + len(word)
+        print("word", word, "has", len(word), "letters")
+        print("so far", total, "letters in", len(words), "words")
+        print("and the longest is", max(words, key=len))
+        print("and the shortest is", min(words, key=len))
+    return total
+`;
+const RENAMED = SAMPLE.replace("data = open", "content = open").replace("return data.", "return content.");
+const norm = (text) => text.replace(/\s+$/, "");
+
+// -- processes -----------------------------------------------------------------------------------
+const children = [];
+function start(command, args, options, name) {
+  const child = spawn(command, args, { ...options, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const log = fs.createWriteStream(path.join(TMP, `${name}.log`));
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  children.push(child);
+  return child;
+}
+function stopAll() {
+  for (const child of children) {
+    try {
+      process.kill(-child.pid, "SIGTERM"); // its process group: code-server's extension host and our server too
+    } catch {}
+  }
+}
+async function freePort() {
+  const server = net.createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address();
+  server.close();
+  return port;
+}
+async function waitForHttp(url, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer within ${ms} ms`);
+}
+
+function python() {
+  const venv = path.join(REPO, ".venv/bin/python");
+  const candidate = process.env.REFACTOR_LSP_PYTHON || (fs.existsSync(venv) ? venv : "python3");
+  // An absolute path: code-server's extension host takes PATH from a login shell, not from us.
+  return execFileSync(candidate, ["-c", "import sys, lsp_server; print(sys.executable)"], { encoding: "utf8" }).trim();
+}
+
+// -- the editor ----------------------------------------------------------------------------------
+/** The editor's model text, line by line in position order (the DOM renders spaces as U+00A0). */
+async function editorText(page) {
+  return page.evaluate(() => {
+    const lines = [...document.querySelectorAll(".editor-instance .view-lines .view-line")];
+    return lines
+      .map((el) => ({ top: parseFloat(el.style.top), text: el.textContent.replace(/\u00a0/g, " ") }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text)
+      .join("\n");
+  });
+}
+const statusItem = (page) => page.locator(".statusbar-item").filter({ has: page.locator('[aria-label^="refactor"], [aria-label^="last refactor"]') });
+const toast = (page, text) => page.locator(".notification-toast").filter({ hasText: text });
+
+async function palette(page, command) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: WAIT });
+  await input.fill(`>${command}`);
+  await page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: command }).first().waitFor({ timeout: WAIT });
+  await page.keyboard.press("Enter");
+}
+
+/** The instruction input box of "Refactor with Prediction..." (its title, visible). */
+async function instructionBox(page) {
+  await page.locator(".quick-input-widget .quick-input-title").filter({ hasText: "Refactor with Prediction" }).waitFor({ timeout: WAIT });
+}
+
+async function openFile(page, name) {
+  for (let attempt = 0; ; attempt++) {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: WAIT });
+    await input.fill(name);
+    const row = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: name }).first();
+    try {
+      await row.waitFor({ timeout: 3000 }); // the file index may still be loading: retry
+      await page.keyboard.press("Enter");
+      await page.locator(".tab.active").filter({ hasText: name }).waitFor({ timeout: WAIT });
+      return;
+    } catch (error) {
+      await page.keyboard.press("Escape");
+      if (attempt >= 10) throw error;
+    }
+  }
+}
+
+/** Records, from now on, every progress notification and status bar spinner shown (however brief). */
+async function watchProgress(page) {
+  await page.evaluate(() => {
+    window.__seen = new Set();
+    const look = () => {
+      for (const el of document.querySelectorAll(".notification-toast"))
+        if (el.querySelector(".monaco-progress-container")) window.__seen.add("toast:" + el.textContent);
+      for (const el of document.querySelectorAll(".statusbar-item"))
+        if (el.textContent.includes("refactor…")) window.__seen.add("status:" + el.textContent);
+    };
+    window.__observer?.disconnect();
+    window.__observer = new MutationObserver(look);
+    window.__observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+}
+const seenProgress = (page) => page.evaluate(() => [...window.__seen]);
+
+async function until(what, check, ms = WAIT) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    last = await check();
+    if (last === true) return;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+// -- the test ------------------------------------------------------------------------------------
+async function main() {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const py = python();
+  const home = path.join(TMP, "home");
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+    XDG_STATE_HOME: path.join(home, ".local/state"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+    CODE_SERVER_CONFIG: path.join(TMP, "code-server.yaml"),
+    PATH: `${path.join(ENV_DIR, "node/bin")}:${process.env.PATH}`,
+    // No extension marketplace: loopback only (a closed port), so nothing looks up outside hosts.
+    EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/item" }),
+  };
+  for (const key of Object.keys(env)) if (key.startsWith("VSCODE_")) delete env[key];
+  for (const dir of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_STATE_HOME, env.XDG_CACHE_HOME]) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  fs.writeFileSync(env.CODE_SERVER_CONFIG, "auth: none\n");
+
+  // The fake OpenAI backend on loopback: 20 ms a forward pass, drafting from the prediction.
+  const backend = start(py, [path.join(REPO, "tests/fake_backend.py"), "--kind", "openai", "--port", "0", "--step-ms", "20"], { env, cwd: REPO }, "fake-backend");
+  const [line] = await Promise.race([
+    once(backend.stdout, "data"),
+    new Promise((_, reject) => setTimeout(() => reject(new Error("the fake backend did not start")), 15_000)),
+  ]);
+  const backendUrl = String(line).trim().split("\n")[0];
+
+  const workspace = path.join(TMP, "project");
+  fs.mkdirSync(workspace, { recursive: true });
+  const samplePath = path.join(workspace, "sample.py");
+  fs.writeFileSync(samplePath, SAMPLE);
+  const userData = path.join(TMP, "user-data");
+  const extensions = path.join(TMP, "extensions");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, "User/settings.json"),
+    JSON.stringify(
+      {
+        "refactorLsp.defaultBackend": "fake",
+        "refactorLsp.backends": { fake: { type: "openai", baseUrl: backendUrl, model: "fake-model" } },
+        "refactorLsp.trace.server": "messages",
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "workbench.welcomePage.walkthroughs.openOnInstall": false,
+        "chat.disableAIFeatures": true,
+        "chat.commandCenter.enabled": false,
+        "security.workspace.trust.enabled": false,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "git.enabled": false,
+        "editor.minimap.enabled": false,
+        "editor.accessibilitySupport": "off",
+        "files.autoSave": "off",
+      },
+      null,
+      2,
+    ),
+  );
+
+  // The server program is machine-overridable: in code-server (a remote window), Remote [Machine] settings.
+  fs.mkdirSync(path.join(userData, "Machine"), { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, "Machine/settings.json"),
+    JSON.stringify({
+      "refactorLsp.server.command": py,
+      "refactorLsp.server.args": ["-m", "lsp_server", "--log-file", path.join(TMP, "server.log")],
+    }),
+  );
+  const dirs = ["--user-data-dir", userData, "--extensions-dir", extensions];
+  execFileSync(CODE_SERVER, [...dirs, "--install-extension", VSIX, "--force"], { env, stdio: "pipe" });
+  const port = await freePort();
+  start(
+    CODE_SERVER,
+    [...dirs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
+      "--disable-workspace-trust", "--disable-getting-started-override", "--ignore-last-opened", workspace],
+    { env, cwd: workspace },
+    "code-server",
+  );
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+
+  const browser = await chromium.launchPersistentContext(path.join(TMP, "chromium-profile"), {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    env, // the temp HOME and XDG_* folders: Chromium keeps crash reports and dconf there
+    viewport: { width: 1400, height: 850 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  const results = { passed: 0, failed: 0 };
+  const step = async (name, body) => {
+    const started = Date.now();
+    try {
+      await body();
+      results.passed++;
+      console.log(`ok - ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    } catch (error) {
+      results.failed++;
+      const shot = path.join(RESULTS, `failure-${name.replace(/\W+/g, "-")}.png`);
+      await page.screenshot({ path: shot }).catch(() => {});
+      console.log(`not ok - ${name}: ${error.stack || error}\n  screenshot: ${shot}`);
+      throw error;
+    }
+  };
+
+  try {
+    await step("VS Code opens the workspace and the extension starts its server", async () => {
+      await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+      await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      await statusItem(page).first().waitFor({ timeout: 60_000 });
+      await openFile(page, "sample.py");
+      await until("the sample in the editor", async () => (await editorText(page)).includes("def shout(words):") || (await editorText(page)));
+    });
+
+    await step("Refactor with Prediction... renames in the block at the cursor, with progress and stats", async () => {
+      await page.locator(".editor-instance .view-line").filter({ hasText: "return" }).first().click(); // inside load()
+      await watchProgress(page);
+      await palette(page, "Refactor with Prediction...");
+      const input = page.locator(".quick-input-widget input");
+      await instructionBox(page);
+      await input.fill("rename data to content");
+      await page.keyboard.press("Enter");
+      await until("the renamed code in the editor", async () => norm(await editorText(page)) === norm(RENAMED) || (await editorText(page)));
+      const item = statusItem(page).first();
+      await until("the speed in the status bar", async () => /^\d+ tok\/s · \d+%$/.test((await item.innerText()).trim()) || (await item.innerText()));
+      await toast(page, /refactor-lsp: refactor .* tok\/s · prediction \d+% accepted/).first().waitFor({ timeout: WAIT });
+      const seen = await seenProgress(page);
+      if (!seen.some((s) => s.startsWith("toast:") && s.includes("Refactor with prediction: rename data to content"))) {
+        throw new Error(`no progress notification was shown: ${JSON.stringify(seen)}`);
+      }
+      if (!seen.some((s) => s.startsWith("status:"))) throw new Error(`no spinner in the status bar: ${JSON.stringify(seen)}`);
+      await page.keyboard.press("Control+S");
+      await until("the file saved", () => fs.readFileSync(samplePath, "utf8") === RENAMED || fs.readFileSync(samplePath, "utf8"));
+    });
+
+    await step("the status bar tooltip has the refactor's figures", async () => {
+      await statusItem(page).first().hover();
+      const hover = page.locator(".workbench-hover, .monaco-hover").filter({ hasText: "Latency" }).first();
+      await hover.waitFor({ timeout: WAIT });
+      const text = await hover.innerText();
+      for (const part of ["Last refactor", "Time to first token", "Tokens", "tok/s", "accepted", "rejected", "fake (fake-model)", "Applied"]) {
+        if (!text.includes(part)) throw new Error(`tooltip lacks ${part}: ${text}`);
+      }
+      await page.screenshot({ path: path.join(RESULTS, "status-tooltip.png") });
+      await page.mouse.move(700, 300);
+    });
+
+    await step("Ctrl+Alt+R starts a refactor; Escape cancels it and nothing changes", async () => {
+      await page.locator(".editor-instance .view-line").filter({ hasText: "so far" }).first().click(); // inside shout()
+      await page.mouse.move(10, 500); // no editor hover: Escape would close it first
+      await page.keyboard.press("Control+Alt+R");
+      const input = page.locator(".quick-input-widget input");
+      await instructionBox(page);
+      await input.fill("make it uppercase");
+      await page.keyboard.press("Enter");
+      await toast(page, /Refactor with prediction: make it uppercase: \d+\/\d+ chars/).first().waitFor({ timeout: WAIT });
+      await statusItem(page).filter({ hasText: /refactor… \d+%/ }).first().waitFor({ timeout: WAIT });
+      await page.screenshot({ path: path.join(RESULTS, "refactor-running.png") });
+      await page.keyboard.press("Escape");
+      await toast(page, /refactor-lsp: .*cancel.*nothing was applied/).first().waitFor({ timeout: WAIT });
+      await until("the spinner gone", async () => /^\d+ tok\/s · \d+%$/.test((await statusItem(page).first().innerText()).trim()));
+      const text = await editorText(page);
+      if (norm(text) !== norm(RENAMED)) throw new Error(`the cancelled refactor changed the text:\n${text}`);
+    });
+
+    await step("the progress notification's Cancel button cancels a refactor", async () => {
+      await page.locator(".editor-instance .view-line").filter({ hasText: "so far" }).first().click();
+      await palette(page, "Refactor with Prediction...");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget input").fill("make it uppercase");
+      await page.keyboard.press("Enter");
+      const progress = toast(page, "Refactor with prediction: make it uppercase").first();
+      await progress.waitFor({ timeout: WAIT });
+      await progress.hover();
+      await progress.getByRole("button", { name: "Cancel" }).click({ timeout: WAIT });
+      await toast(page, "cancelled from the progress notification; nothing was applied").first().waitFor({ timeout: WAIT });
+      const text = await editorText(page);
+      if (norm(text) !== norm(RENAMED)) throw new Error(`the cancelled refactor changed the text:\n${text}`);
+    });
+
+    await step("Show Prediction Statistics lists the backend's medians", async () => {
+      await palette(page, "Show Prediction Statistics");
+      const row = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: "fake · with prediction" }).first();
+      await row.waitFor({ timeout: WAIT });
+      const text = await row.innerText();
+      if (!/1 refactor · median [\d.]+ s · \d+ tok\/s · \d+% accepted/.test(text)) throw new Error(`stats row: ${text}`);
+      await page.keyboard.press("Escape");
+    });
+
+    await step("Restart Server, then refactor again", async () => {
+      await palette(page, "Refactor LSP: Restart Server");
+      await new Promise((r) => setTimeout(r, 500));
+      await page.locator(".editor-instance .view-line").filter({ hasText: "return content" }).first().click();
+      await palette(page, "Refactor with Prediction...");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget input").fill("rename content to text");
+      await page.keyboard.press("Enter");
+      const expected = norm(RENAMED.replaceAll("content", "text"));
+      await until("the second rename", async () => norm(await editorText(page)) === expected || (await editorText(page)), 60_000);
+      await until("the spinner gone", async () => /^\d+ tok\/s · \d+%$/.test((await statusItem(page).first().innerText()).trim()));
+      await page.screenshot({ path: path.join(RESULTS, "success.png") });
+    });
+  } finally {
+    console.log(`vscode e2e: ${results.passed} passed, ${results.failed} failed`);
+    if (results.failed) {
+      for (const name of ["server.log", "code-server.log", "fake-backend.log"]) {
+        const file = path.join(TMP, name);
+        if (fs.existsSync(file)) console.log(`--- ${name} (tail)\n${fs.readFileSync(file, "utf8").slice(-3000)}`);
+      }
+    }
+    await browser.close().catch(() => {});
+  }
+}
+
+let code = 0;
+try {
+  await main();
+} catch (error) {
+  console.error(`e2e failed: ${error.stack || error}`);
+  code = 1;
+} finally {
+  stopAll();
+  if (process.env.E2E_KEEP) console.log(`kept ${TMP}`);
+  else fs.rmSync(TMP, { recursive: true, force: true, maxRetries: 3 });
+}
+process.exit(code);
