@@ -161,6 +161,9 @@ class RefactorServer(LanguageServer):
     # -- refactor ------------------------------------------------------------------------
     async def refactor(self, args: RefactorArgs) -> dict[str, Any]:
         uri = args.uri
+        # Ask for the settings before replying: Emacs 28's jsonrpc (eglot 1.9) leaves a request
+        # that arrives in the same read as the executeCommand reply unhandled until we write again.
+        await self.refresh_settings(uri)
         if uri in self.running:
             message = (
                 "a refactor is already running on this file; wait for it, or cancel it "
