@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 from . import __version__
 from .actions import KIND, REFACTOR_COMMAND, TITLE_PREFIX, kind_requested, list_actions
 from .apply import ApplyOutcome, apply_result
+from .config import Config, ConfigError
 from .edits import PositionEncoding, PositionMapper
 from .refactor import Progress, RefactorError, RefactorRequest, RefactorResult, plan_refactor, run_refactor
 from .settings import SECTION, SettingsStore
@@ -151,7 +152,8 @@ class RefactorServer(LanguageServer):
             return
         self.settings.set_editor_settings(folder, answer[0] if answer else None)
 
-    def config_for(self, uri: str):  # -> LoadedConfig
+    def config_for(self, uri: str) -> Config:
+        """The document's settings; each problem in them is shown once."""
         loaded = self.settings.load(self.settings.folder_for(uri))
         for problem in self.settings.new_problems(loaded):
             log.warning(problem)
@@ -193,7 +195,6 @@ class RefactorServer(LanguageServer):
                 task.add_done_callback(self.background.discard)
 
     async def _refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
-        await self.refresh_settings(args.uri)
         config = self.config_for(args.uri)
         mapper = PositionMapper(text, self.encoding)
         if args.range is not None:
@@ -218,15 +219,12 @@ class RefactorServer(LanguageServer):
             diagnostics=args.diagnostics,
             language_id=language_id,
         )
-        stats: RefactorStats | None = None
         try:
             plan = plan_refactor(request, config)
-            title = _action_title(plan.action, plan.instruction, config)
             backend = config.backend(args.backend)
-        except RefactorError as exc:
+        except (RefactorError, ConfigError) as exc:
             return self._failed(args.uri, str(exc), None)
-        except Exception as exc:  # a config error raised late
-            return self._failed(args.uri, str(exc), None)
+        title = _action_title(plan.action, plan.instruction, config)
 
         progress = ProgressReporter(self, f"{TITLE_PREFIX}{title}", f"{backend.name} ({backend.model})")
         await progress.begin(self.running.get(args.uri))
@@ -294,7 +292,7 @@ def _exists(uri: str) -> bool:
     return bool(path and os.path.exists(path))
 
 
-def _action_title(action: str, instruction: str, config: Any) -> str:
+def _action_title(action: str, instruction: str, config: Config) -> str:
     for preset in config.presets():
         if preset.id == action:
             return preset.title
