@@ -7,11 +7,13 @@ the `refactorLsp.refactor` command executes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import FIX_DIAGNOSTICS_ID, Config
-from .refactor import INSTRUCTION_COMMENT_ID
+from .config import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
 from .scope import choose_region, find_instruction_comment
+
+if TYPE_CHECKING:
+    from .config import Config
 
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "
@@ -45,11 +47,19 @@ def list_actions(
     offered: list[OfferedAction] = []
     region = choose_region(text, start, end, config.refactor.scope)
     comment = find_instruction_comment(text, region)
+    comment_base = base
+    if config.refactor.scope == "auto" and start < end and "\n" not in text[start:end]:
+        # ALE (the word), vim-lsp (the line) and Helix (the character) send a range at the cursor when
+        # nothing is selected: for the instruction comment that means the block around the cursor.
+        block_comment = find_instruction_comment(text, choose_region(text, start, start, "auto"))
+        if block_comment is not None:
+            comment = block_comment
+            comment_base = {"uri": uri, "range": {"start": lsp_range["start"], "end": lsp_range["start"]}}
     if comment is not None:
         offered.append(
             OfferedAction(
                 TITLE_PREFIX + comment.instruction,
-                {**base, "actionId": INSTRUCTION_COMMENT_ID},
+                {**comment_base, "actionId": INSTRUCTION_COMMENT_ID},
             )
         )
     if diagnostics:

@@ -308,7 +308,8 @@ async def _stream_once(
         while True:
             wait = settings.idle_timeout_s if result.ttft_ms is not None else settings.first_token_timeout_s
             try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), timeout=wait)
+                async with asyncio.timeout(wait):  # not wait_for: no extra task per chunk
+                    chunk = await iterator.__anext__()
             except StopAsyncIteration:
                 break
             except TimeoutError:

@@ -197,7 +197,10 @@ async def _check(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import serve
+    from .startup import fast_imports
+
+    with fast_imports():  # lsprotocol's classes without compiling their methods again
+        from .server import serve
 
     serve(log_file=args.log_file, verbose=args.verbose)
     return EXIT_OK

@@ -97,6 +97,7 @@ BUILTIN_ACTIONS: tuple[ActionPreset, ...] = (
 )
 
 FIX_DIAGNOSTICS_ID = "fix-diagnostics"
+INSTRUCTION_COMMENT_ID = "instruction-comment"
 
 
 @dataclass(frozen=True)

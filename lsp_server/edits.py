@@ -4,11 +4,14 @@ Replacements are (start, end, text) in Python string offsets of the whole docume
 compared by content (without their terminators), so an unchanged line keeps its own line ending
 byte for byte, even in a file with mixed endings.
 
-The line diff stays fast on big files and never goes quadratic: common leading and trailing lines
-are trimmed with slice comparisons (C speed), lines that occur once on each side anchor the
-alignment (patience diff), the small gaps between anchors go to difflib, and a gap without any
-anchor is aligned line by line. The total work is bounded by a budget proportional to the input;
-past it, a gap becomes one replacement (still exact, just less minimal).
+The line diff stays fast on big files and never goes quadratic. Runs of equal lines are skipped
+with galloping slice comparisons (C speed); at a difference, the walk looks a few lines ahead for
+the nearest point where both sides agree again, which handles the usual sparse edits in time
+proportional to the changes. Where no such point is near, lines that occur once on each side
+anchor the alignment (patience diff) and the gaps between anchors are solved the same way; small
+gaps go to difflib, and a gap without any anchor is aligned line by line. The total work is
+bounded by a budget proportional to the input: past it, a gap becomes one replacement (still
+exact, only less minimal).
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
 
 # A gap of at most this many line pairs (old × new) goes to difflib, which is exact but quadratic.
 _SMALL_GAP_CELLS = 2_500
+# A bigger gap goes to difflib too when its lines repeat so little that difflib stays fast: at most
+# this many pairs of equal lines (old, new), and at most _MATCHER_MAX_CELLS line pairs.
+_MATCHER_MAX_PAIRS = 20_000
+_MATCHER_MAX_CELLS = 1_000_000
+# How far (in lines, on each side) the walk looks for the point where both sides agree again.
+_RESYNC_LINES = 16
+# Equal lines needed after a difference to call it over (fewer at the very end).
+_RESYNC_RUN = 3
 # Work budget (in line comparisons) per line of input, plus a constant: past it, gaps are replaced whole.
 _BUDGET_PER_LINE = 12
 _BUDGET_BASE = 100_000
@@ -44,37 +55,49 @@ class Replacement:
 def _common_run(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
     """Length of the common run of a[i:] and b[j:] (lists or strings), at most `limit`.
 
-    Galloping slice comparisons: the compares run at C speed, O(run) in all.
+    Galloping, then binary search, with slice comparisons: the compares run at C speed, O(run) in all.
     """
-    n, step, grow = 0, 1, True
+    if limit <= 0 or a[i] != b[j]:
+        return 0
+    n, k = 1, 2
     while n < limit:
-        k = min(step, limit - n)
-        if a[i + n : i + n + k] == b[j + n : j + n + k]:
-            n += k
-            if grow:
-                step *= 2
-        elif k == 1:
+        k = k if k < limit - n else limit - n
+        if a[i + n : i + n + k] != b[j + n : j + n + k]:
             break
+        n += k
+        k += k
+    else:
+        return n
+    while k > 1:  # the first difference is in the next k
+        h = k // 2
+        if a[i + n : i + n + h] == b[j + n : j + n + h]:
+            n += h
+            k -= h
         else:
-            grow = False
-            step = k // 2
+            k = h
     return n
 
 
 def _common_run_back(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
     """Length of the common run ending at a[:i] and b[:j], at most `limit`."""
-    n, step, grow = 0, 1, True
+    if limit <= 0 or a[i - 1] != b[j - 1]:
+        return 0
+    n, k = 1, 2
     while n < limit:
-        k = min(step, limit - n)
-        if a[i - n - k : i - n] == b[j - n - k : j - n]:
-            n += k
-            if grow:
-                step *= 2
-        elif k == 1:
+        k = k if k < limit - n else limit - n
+        if a[i - n - k : i - n] != b[j - n - k : j - n]:
             break
+        n += k
+        k += k
+    else:
+        return n
+    while k > 1:  # the last difference is in the k before
+        h = k // 2
+        if a[i - n - h : i - n] == b[j - n - h : j - n]:
+            n += h
+            k -= h
         else:
-            grow = False
-            step = k // 2
+            k = h
     return n
 
 
@@ -93,9 +116,13 @@ def _refine(old: str, new: str, base: int) -> Replacement | None:
     return Replacement(base + p, base + len(old) - s, new[p : len(new) - s])
 
 
-def _line_keys(text: str, lines: list[str]) -> list[object]:
+def _line_keys(text: str, lines: list[str], other: str) -> list[object]:
     """What each line is for the diff: its content; the last line, when unterminated, as a 1-tuple
-    (so it never equals a terminated line with the same content). The style of ending is kept."""
+    (so it never equals a terminated line with the same content). The style of ending is kept.
+
+    Without any \\r on either side, a line is its own key (content + \\n, or no \\n at the end)."""
+    if "\r" not in text and "\r" not in other:
+        return lines  # type: ignore[return-value]
     keys: list[object] = text.splitlines() if plain_line_breaks(text) else [x.rstrip("\r\n") for x in lines]
     if lines and lines[-1][-1:] not in ("\n", "\r"):
         keys[-1] = (keys[-1],)
@@ -158,6 +185,58 @@ def _aligned(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi
     out.append((alo + run, ahi, blo + run, bhi))
 
 
+def _few_equal_pairs(a: list[object], b: list[object]) -> bool:
+    """Whether difflib would stay fast: its work grows with the pairs of equal lines (old, new)."""
+    count_b = Counter(b)
+    pairs = 0
+    for key, n in Counter(a).items():
+        pairs += n * count_b.get(key, 0)
+        if pairs > _MATCHER_MAX_PAIRS:
+            return False
+    return True
+
+
+def _resync(a: list[object], i: int, ahi: int, b: list[object], j: int, bhi: int) -> tuple[int, int] | None:
+    """(di, dj): the nearest point after a difference at (i, j) where both sides agree again.
+
+    Nearest by max(di, dj), so a changed line (1, 1) ties with an inserted one (0, 1); agreement
+    means _RESYNC_RUN equal lines (or equal to the end). Without one, a same-size replacement
+    followed by at least one equal line will do: that is what every other line changed looks like.
+    """
+    for c in range(1, _RESYNC_LINES + 1):
+        if i + c > ahi and j + c > bhi:
+            break
+        best: tuple[int, int] | None = None
+        # (c, c) first: a same-size replacement reads best.
+        x, y = i + c, j + c
+        weak = False
+        if x <= ahi and y <= bhi:
+            if x == ahi and y == bhi:
+                return c, c  # the rest of both sides is one block
+            want = min(_RESYNC_RUN, ahi - x, bhi - y)
+            if want and a[x] == b[y]:
+                if want == 1 or a[x : x + want] == b[y : y + want]:
+                    return c, c
+                weak = True
+        # Then the lopsided ones (c lines on one side, fewer on the other), fewest lines first.
+        for d in range(c):
+            for di, dj in ((d, c), (c, d)):
+                x, y = i + di, j + dj
+                if x > ahi or y > bhi:
+                    continue
+                if x == ahi and y == bhi:
+                    return di, dj
+                want = min(_RESYNC_RUN, ahi - x, bhi - y)
+                if want and a[x] == b[y] and a[x : x + want] == b[y : y + want]:
+                    best = (di, dj)
+                    break
+            if best is not None:
+                return best
+        if weak:
+            return c, c
+    return None
+
+
 def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
     """The blocks of lines that differ between a and b, sorted; everything outside them is equal."""
     budget = _BUDGET_PER_LINE * (len(a) + len(b)) + _BUDGET_BASE
@@ -171,12 +250,12 @@ def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
         ahi, bhi = ahi - n, bhi - n
         if alo == ahi and blo == bhi:
             continue
-        if alo == ahi or blo == bhi or budget <= 0:
+        cells = (ahi - alo) * (bhi - blo)
+        if cells <= 1 or budget <= 0:
             out.append((alo, ahi, blo, bhi))
             continue
-        cells = (ahi - alo) * (bhi - blo)
-        if cells <= _SMALL_GAP_CELLS:
-            budget -= cells
+        if cells <= _SMALL_GAP_CELLS or (cells <= _MATCHER_MAX_CELLS and _few_equal_pairs(a[alo:ahi], b[blo:bhi])):
+            budget -= min(cells, _MATCHER_MAX_PAIRS + ahi - alo + bhi - blo)
             matcher = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
             out.extend(
                 (alo + i1, alo + i2, blo + j1, blo + j2)
@@ -184,21 +263,42 @@ def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
                 if tag != "equal"
             )
             continue
-        budget -= 4 * (ahi - alo + bhi - blo)
-        anchors = _unique_anchors(a, alo, ahi, b, blo, bhi)
-        if not anchors:
-            _aligned(a, alo, ahi, b, blo, bhi, out)
-            continue
-        # The gaps between anchors (the anchor lines themselves are equal).
-        i0, j0 = alo, blo
-        for i, j in anchors:
-            if i != i0 or j != j0:
-                todo.append((i0, i, j0, j))
-            i0, j0 = i + 1, j + 1
-        if i0 != ahi or j0 != bhi:
-            todo.append((i0, ahi, j0, bhi))
+        # Walk: skip equal runs, and step over each difference to where both sides agree again.
+        i, j = alo, blo
+        while True:
+            n = _common_run(a, i, b, j, min(ahi - i, bhi - j))
+            i, j = i + n, j + n
+            if i == ahi or j == bhi:
+                if i != ahi or j != bhi:
+                    out.append((i, ahi, j, bhi))
+                break
+            budget -= 2 * _RESYNC_LINES
+            step = _resync(a, i, ahi, b, j, bhi) if budget > 0 else None
+            if step is None:
+                _anchored(a, i, ahi, b, j, bhi, out, todo)
+                budget -= 4 * (ahi - i + bhi - j)
+                break
+            out.append((i, i + step[0], j, j + step[1]))
+            i, j = i + step[0], j + step[1]
     out.sort()
     return out
+
+
+def _anchored(
+    a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int, out: list[Block], todo: list[Block]
+) -> None:
+    """Split a hard stretch at the lines unique on both sides; the gaps between them go back on `todo`."""
+    anchors = _unique_anchors(a, alo, ahi, b, blo, bhi)
+    if not anchors:
+        _aligned(a, alo, ahi, b, blo, bhi, out)
+        return
+    i0, j0 = alo, blo
+    for i, j in anchors:
+        if (i != i0 or j != j0) and (i - i0 != j - j0 or a[i0:i] != b[j0:j]):
+            todo.append((i0, i, j0, j))
+        i0, j0 = i + 1, j + 1
+    if i0 != ahi or j0 != bhi:
+        todo.append((i0, ahi, j0, bhi))
 
 
 def region_replacements(document: str, start: int, end: int, new_region: str) -> list[Replacement]:
@@ -208,7 +308,9 @@ def region_replacements(document: str, start: int, end: int, new_region: str) ->
         return []
     old_lines = split_lines(old_region)
     new_lines = split_lines(new_region)
-    blocks = _changed_blocks(_line_keys(old_region, old_lines), _line_keys(new_region, new_lines))
+    blocks = _changed_blocks(
+        _line_keys(old_region, old_lines, new_region), _line_keys(new_region, new_lines, old_region)
+    )
     old_at = list(accumulate(map(len, old_lines), initial=start))
     new_at = list(accumulate(map(len, new_lines), initial=0))
     edits: list[Replacement] = []

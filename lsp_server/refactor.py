@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from . import backends, metrics
 from .backends import BackendError, Completion, PredictionUnsupported, StreamRequest
-from .config import FIX_DIAGNOSTICS_ID, BackendConfig, Config, ConfigError, RefactorSettings, ScopeMode
+from .config import (
+    FIX_DIAGNOSTICS_ID,
+    INSTRUCTION_COMMENT_ID,
+    BackendConfig,
+    Config,
+    ConfigError,
+    RefactorSettings,
+    ScopeMode,
+)
 from .edits import Replacement, apply_replacements, region_replacements
 from .hygiene import UnusableOutput, clean_output
 from .prompt import Prompt, build_prompt
@@ -21,9 +29,8 @@ from .stats import RefactorStats
 
 log = logging.getLogger(__name__)
 
-INSTRUCTION_COMMENT_ID = "instruction-comment"
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
-PROGRESS_INTERVAL_S = 0.1
+PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
 
 
 class RefactorError(Exception):

@@ -3,13 +3,19 @@
 Less output is faster and cheaper, so we rewrite as little as the request needs: the selected
 lines, else the enclosing definition around the cursor (indentation- and bracket-based, so it
 works for any language), else the whole file. All offsets are Python string indices.
+
+Code actions ask for a region on every cursor move, so the work stays near the cursor: the
+document is split into lines once per version (at C speed, and kept for the next request), and
+the walks go only as far as the enclosing definition.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .config import ScopeMode
 
@@ -27,7 +33,9 @@ _DEFINITION = re.compile(
 )
 _CLOSERS = re.compile(r"^\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
 _OPENERS = "([{"
-_CLOSE_FOR = {")": "(", "]": "[", "}": "{"}
+_CLOSERS_CHARS = ")]}"
+# Characters str.splitlines() breaks at that LSP does not: text holding any is split by the regex.
+_EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 @dataclass(frozen=True)
@@ -39,9 +47,32 @@ class Region:
     kind: str  # "selection" | "block" | "file"
 
 
+def plain_line_breaks(text: str) -> bool:
+    """True when str.splitlines() splits `text` exactly where LSP does (at \\n, \\r\\n and \\r only)."""
+    return not any(ch in text for ch in _EXTRA_BREAKS)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their terminators (\\n, \\r\\n or \\r), as LSP counts them."""
+    if plain_line_breaks(text):
+        return text.splitlines(keepends=True)
     return _LINE.findall(text)
+
+
+_index_cache: tuple[str, list[str], list[int]] | None = None
+
+
+def _line_index(text: str) -> tuple[list[str], list[int]]:
+    """(lines, line start offsets + the end) of `text`; the last document's is kept, so repeated
+    requests on an unchanged buffer (the same string object) do not split it again. Read-only."""
+    global _index_cache
+    cached = _index_cache
+    if cached is not None and cached[0] is text:
+        return cached[1], cached[2]
+    lines = split_lines(text)
+    offsets = list(accumulate(map(len, lines), initial=0))
+    _index_cache = (text, lines, offsets)
+    return lines, offsets
 
 
 def _indent(line: str) -> int:
@@ -53,17 +84,9 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
-def _line_offsets(lines: list[str]) -> list[int]:
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    return offsets
-
-
 def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
     """Offsets covering whole lines first_line..last_line (0-based, inclusive)."""
-    lines = split_lines(text)
-    offsets = _line_offsets(lines)
+    lines, offsets = _line_index(text)
     if not lines:
         return 0, 0
     first = max(0, min(first_line, len(lines) - 1))
@@ -73,8 +96,7 @@ def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
 
 def selection_lines(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen a selection to whole lines; a selection ending at column 0 leaves that line out."""
-    lines = split_lines(text)
-    offsets = _line_offsets(lines)
+    _, offsets = _line_index(text)
     first = _line_at(offsets, start)
     last = _line_at(offsets, end)
     if end > start and last > first and offsets[last] == end:
@@ -87,14 +109,8 @@ def _line_at(offsets: list[int], offset: int) -> int:
 
 
 def _bracket_balance(lines: list[str]) -> int:
-    depth = 0
-    for line in lines:
-        for ch in line:
-            if ch in _OPENERS:
-                depth += 1
-            elif ch in _CLOSE_FOR:
-                depth -= 1
-    return depth
+    text = "".join(lines)
+    return sum(map(text.count, _OPENERS)) - sum(map(text.count, _CLOSERS_CHARS))
 
 
 def _block_at(lines: list[str], header: int) -> int:
@@ -130,6 +146,8 @@ def _opens_block(lines: list[str], i: int) -> bool:
 def _header_above(lines: list[str], i: int) -> int | None:
     """The nearest line above `i` with less indentation: the header of the block holding line i."""
     target = _indent(lines[i])
+    if target == 0:
+        return None  # nothing is less indented: no need to walk to the top of the file
     for j in range(i - 1, -1, -1):
         if not _blank(lines[j]) and _indent(lines[j]) < target:
             return j
@@ -154,10 +172,10 @@ def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
 
     None when the cursor is on a blank or top-level line that belongs to no block.
     """
-    lines = split_lines(text)
+    lines, offsets = _line_index(text)
     if not lines:
         return None
-    cursor = _line_at(_line_offsets(lines), offset)
+    cursor = _line_at(offsets, offset)
     # On a blank line, look at the code that follows, then above.
     i = cursor
     while i < len(lines) and _blank(lines[i]):
@@ -168,22 +186,28 @@ def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
             i -= 1
         if i < 0:
             return None
-    headers: list[int] = []
-    if _opens_block(lines, i):
-        headers.append(i)
-    h = _header_above(lines, i)
-    while h is not None:
-        headers.append(h)
-        h = _header_above(lines, h)
-    if not headers:
-        return None
-    for header in headers:
+    # Headers from the innermost out, found lazily: the walk up stops at the first definition
+    # holding the cursor, rather than at the top of a big class.
+    outer = None
+    for header in _headers(lines, i):
         if _DEFINITION.match(lines[header]):
             last = _block_at(lines, header)
             if last >= cursor or cursor < header:
                 return _with_decorations(lines, header), last
-    outer = headers[-1]
+        outer = header
+    if outer is None:
+        return None
     return _with_decorations(lines, outer), _block_at(lines, outer)
+
+
+def _headers(lines: list[str], i: int) -> Iterator[int]:
+    """Line i when it opens a block, then the headers of the blocks holding it, innermost first."""
+    if _opens_block(lines, i):
+        yield i
+    h = _header_above(lines, i)
+    while h is not None:
+        yield h
+        h = _header_above(lines, h)
 
 
 def choose_region(text: str, start: int, end: int, mode: ScopeMode = "auto") -> Region:
@@ -194,11 +218,11 @@ def choose_region(text: str, start: int, end: int, mode: ScopeMode = "auto") -> 
         first, last = selection_lines(text, start, end)
         a, b = line_span(text, first, last)
         return Region(a, b, "selection")
-    block = enclosing_block(text, start)
     if mode == "selection":
         first, last = selection_lines(text, start, start)
         a, b = line_span(text, first, last)
         return Region(a, b, "selection")
+    block = enclosing_block(text, start)
     if block is not None:
         a, b = line_span(text, *block)
         if (a, b) != (0, len(text)):
@@ -216,7 +240,7 @@ class InstructionComment:
 
 
 def find_instruction_comment(text: str, region: Region) -> InstructionComment | None:
-    if INSTRUCTION_MARKER not in text[region.start : region.end]:
+    if text.find(INSTRUCTION_MARKER, region.start, region.end) < 0:
         return None
     offset = region.start
     for line in split_lines(text[region.start : region.end]):

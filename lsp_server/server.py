@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -21,12 +21,17 @@ from pygls.uris import to_fs_path
 
 from . import __version__
 from .actions import KIND, REFACTOR_COMMAND, TITLE_PREFIX, kind_requested, list_actions
-from .apply import ApplyOutcome, apply_result
 from .config import Config, ConfigError
 from .edits import PositionEncoding, PositionMapper
-from .refactor import Progress, RefactorError, RefactorRequest, RefactorResult, plan_refactor, run_refactor
 from .settings import SECTION, SettingsStore
-from .stats import RefactorStats, append_history, read_history, summarize_history
+
+if TYPE_CHECKING:
+    from .apply import ApplyOutcome
+    from .refactor import Progress, RefactorResult
+    from .stats import RefactorStats
+
+# The refactor pipeline (refactor, backends, hygiene, apply, stats) is imported once `initialize`
+# has been answered (on_initialized), not before: the editor waits for that answer.
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +200,9 @@ class RefactorServer(LanguageServer):
                 task.add_done_callback(self.background.discard)
 
     async def _refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
+        from .apply import apply_result
+        from .refactor import RefactorError, RefactorRequest, plan_refactor, run_refactor
+
         config = self.config_for(args.uri)
         mapper = PositionMapper(text, self.encoding)
         if args.range is not None:
@@ -227,7 +235,9 @@ class RefactorServer(LanguageServer):
         title = _action_title(plan.action, plan.instruction, config)
 
         progress = ProgressReporter(self, f"{TITLE_PREFIX}{title}", f"{backend.name} ({backend.model})")
-        await progress.begin(self.running.get(args.uri))
+        # The editor creates the progress token while the backend starts: that round trip is not on the
+        # way to the first token (a report made before the token exists waits for it).
+        begun = self.spawn(progress.begin(self.running.get(args.uri)), "progress begin")
         try:
             result: RefactorResult = await run_refactor(request, config, progress.report)
             stats = result.stats
@@ -236,7 +246,8 @@ class RefactorServer(LanguageServer):
                 stats.applied = False
                 self._report(stats, "no changes: the model's answer equals the current text")
                 return {"status": "unchanged", "stats": stats.to_dict()}
-            progress.finishing()
+            if config.refactor.preview:
+                progress.finishing()  # the editor may now wait for the user to confirm the preview
             outcome: ApplyOutcome = await apply_result(self, args.uri, version, result, config.refactor.preview)
             stats.applied = outcome.applied
             self._report(stats, outcome.message, outcome.message_type)
@@ -250,7 +261,11 @@ class RefactorServer(LanguageServer):
             self.tell(message)
             return {"status": "cancelled", "message": message}
         finally:
-            progress.end()
+            try:
+                if not begun.done():  # a quick failure: let the token begin, so that it ends in order
+                    await asyncio.wait([begun], timeout=CLIENT_REPLY_TIMEOUT_S)
+            finally:
+                progress.end()
 
     def _failed(self, uri: str, message: str, stats: RefactorStats | None) -> dict[str, Any]:
         log.warning("refactor of %s failed: %s", uri, message)
@@ -270,6 +285,8 @@ class RefactorServer(LanguageServer):
         self._publish(stats)
 
     def _publish(self, stats: RefactorStats) -> None:
+        from .stats import append_history
+
         log.info("refactor stats: %s", stats.detail())
         self.protocol.notify(STATS_NOTIFICATION, stats.to_dict())
         try:
@@ -309,6 +326,8 @@ class ProgressReporter:
         self.title = title
         self.backend = backend
         self.token: str | None = None
+        self.pending: Progress | None = None  # the last report made before the token existed
+        self.ended = False
 
     async def begin(self, running: Running | None) -> None:
         if not self.server.supports_progress:
@@ -319,11 +338,15 @@ class ProgressReporter:
         except Exception as exc:
             log.warning("the editor did not create a progress token: %s", exc)
             return
+        if self.ended:
+            return  # the refactor is over: no begin after the end
         self.token = token
         self.server.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(title=self.title, message=f"on {self.backend}", cancellable=True, percentage=0),
         )
+        if self.pending is not None:
+            self.report(self.pending)
         future = self.server.work_done_progress.tokens.get(token)
         if future is not None and running is not None:
             loop = asyncio.get_running_loop()
@@ -337,6 +360,7 @@ class ProgressReporter:
 
     def report(self, progress: Progress) -> None:
         if self.token is None:
+            self.pending = progress
             return
         rate = f" · {progress.tokens_per_s:.0f} tok/s" if progress.tokens_per_s else ""
         self.server.work_done_progress.report(
@@ -354,6 +378,7 @@ class ProgressReporter:
             )
 
     def end(self) -> None:
+        self.ended = True
         if self.token is None:
             return
         self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
@@ -382,6 +407,10 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
+    from . import apply, refactor, stats  # noqa: F401  # the pipeline, now that the editor has its answer
+    from .startup import settle
+
+    settle()
     package_log = logging.getLogger("lsp_server")
     if not ls.verbose:
         package_log.setLevel(ls.settings.load(None).config.log_level.upper())
@@ -481,6 +510,8 @@ def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.command(SHOW_STATS_COMMAND)
 def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+    from .stats import read_history, summarize_history
+
     records = read_history()
     summaries = summarize_history(records)
     if not summaries:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -138,6 +137,8 @@ def read_history(path: Path | None = None, limit: int = HISTORY_LIMIT) -> list[R
 
 
 def _median(values: Iterable[float | int | None]) -> float | None:
+    import statistics  # not at start-up: it pulls in fractions and decimal
+
     present = [float(v) for v in values if v is not None]
     return statistics.median(present) if present else None
 

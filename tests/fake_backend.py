@@ -228,9 +228,10 @@ class FakeBackend:
         self.open_connections += 1
         try:
             while True:
-                request_line = await reader.readline()
-                if not request_line:
-                    return
+                first = await reader.read(1)
+                if first in (b"", b"\x16"):
+                    return  # closed, or a TLS handshake to this plain-HTTP server: hang up at once
+                request_line = first + await reader.readline()
                 method, path, _ = request_line.decode("latin-1").split(" ", 2)
                 headers: dict[str, str] = {}
                 while True:

@@ -1,0 +1,115 @@
+"""Start-up: get to `initialize` fast.
+
+Most of the server's start-up is importing lsprotocol: attrs builds its 500+ classes and compiles
+each one's generated methods from source, every time the process starts. `fast_imports()` keeps
+those compiled methods in a cache file (like Python's own .pyc files), keyed by the exact source
+and file name attrs generates, so a later start loads them instead of compiling them again. Once
+`initialize` is answered, `settle()` collects what the import left behind and freezes the rest, so
+the collections during refactors do not walk it again.
+
+Any problem with the cache (missing, unreadable, from another Python) only means compiling as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import marshal
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+# The marshal format and code objects belong to one Python build.
+_HEADER = f"refactor-lsp attrs code cache 2 {sys.implementation.cache_tag} {sys.version}".replace("\n", " ").encode()
+
+
+def cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "refactor-lsp" / f"attrs-code-{sys.implementation.cache_tag}.marshal"
+
+
+def _load(path: Path) -> dict[str, bytes]:
+    """key → the marshalled code: each is unmarshalled only when attrs asks for it, so the whole
+    cache never sits in memory as code objects at once (which would leave the process bigger)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    header, _, body = data.partition(b"\n")
+    if header != _HEADER:
+        return {}
+    try:
+        cache = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _save(path: Path, cache: dict[str, bytes]) -> None:
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(_HEADER + b"\n" + marshal.dumps(cache))
+        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def fast_imports(path: Path | None = None) -> Iterator[None]:
+    """Import the server's dependencies inside this block."""
+    try:
+        import __future__
+
+        import attr._make as make
+    except ImportError:  # pragma: no cover - attrs comes with lsprotocol
+        make = None
+    path = path or cache_file()
+    cache = _load(path) if make is not None else {}
+    used: dict[str, bytes] = {}  # what this start needed: the next cache file (stale entries drop out)
+    known = {key.partition("\0")[0] for key in cache}
+    missed = False
+    if make is not None:
+        # compile() inherits the caller's future flags: attrs compiles with those of attr/_make.py.
+        annotations = getattr(make, "annotations", None) is __future__.annotations
+        flags = __future__.annotations.compiler_flag if annotations else 0
+
+        def compile_cached(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+            if args or kwargs or mode != "exec" or not isinstance(source, str) or not isinstance(filename, str):
+                return compile(source, filename, mode, *args, **kwargs)  # not the call attrs makes
+            key = f"{filename}\0{hashlib.sha1(source.encode('utf-8', 'surrogatepass')).hexdigest()}"
+            nonlocal missed
+            data = cache.get(key)
+            code: CodeType | None = None
+            if data is not None:
+                with contextlib.suppress(EOFError, ValueError, TypeError):
+                    code = marshal.loads(data)
+            if code is None:
+                code = compile(source, filename, mode, flags, dont_inherit=True)
+                data = marshal.dumps(code)
+                # A class whose code differs at every start (a frozen class's hash seed) is no reason
+                # to write the file again.
+                missed = missed or filename not in known
+            used[key] = data
+            return code
+
+        make.compile = compile_cached  # type: ignore[attr-defined]  # shadows the builtin in attr._make only
+    try:
+        yield
+    finally:
+        if make is not None:
+            with contextlib.suppress(AttributeError):
+                del make.compile  # type: ignore[attr-defined]
+            if missed:
+                _save(path, used)
+
+
+def settle() -> None:
+    """After start-up (not before `initialize` is answered: a full collection takes tens of ms):
+    collect the import's garbage, then move everything alive to the permanent generation."""
+    gc.collect()
+    gc.freeze()
