@@ -46,6 +46,7 @@ class Running:
     uri: str
     task: asyncio.Task[Any]
     cancel_reason: str = ""
+    settings_read: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass
@@ -168,9 +169,6 @@ class RefactorServer(LanguageServer):
     # -- refactor ------------------------------------------------------------------------
     async def refactor(self, args: RefactorArgs) -> dict[str, Any]:
         uri = args.uri
-        # Ask for the settings before replying: Emacs 28's jsonrpc (eglot 1.9) leaves a request
-        # that arrives in the same read as the executeCommand reply unhandled until we write again.
-        await self.refresh_settings(uri)
         if uri in self.running:
             message = (
                 "a refactor is already running on this file; wait for it, or cancel it "
@@ -187,19 +185,38 @@ class RefactorServer(LanguageServer):
             message = f"{uri} is not open in the editor; open it and try again"
             self.tell(message, types.MessageType.Error)
             return {"status": "error", "message": message}
-        task = asyncio.get_running_loop().create_task(self._refactor(args, text, version), name=f"refactor {uri}")
-        self.running[uri] = Running(uri, task)
-        try:
-            return await asyncio.shield(task) if args.wait else {"status": "started"}
-        finally:
-            if args.wait:
-                self.running.pop(uri, None)
-            else:
-                task.add_done_callback(lambda _t: self.running.pop(uri, None))
-                self.background.add(task)
-                task.add_done_callback(self.background.discard)
+        # Registered before any await, so a cancel that follows the request at once finds it.
+        running = Running(uri, asyncio.get_running_loop().create_task(self._refactor(args, text, version)))
+        self.running[uri] = running
+        running.task.add_done_callback(
+            lambda _t: self.running.pop(uri, None) if self.running.get(uri) is running else None
+        )
+        if args.wait:
+            return await asyncio.shield(running.task)
+        self.background.add(running.task)
+        running.task.add_done_callback(self.background.discard)
+        # Reply once the settings request has been answered: Emacs 28's jsonrpc (eglot 1.9) leaves a
+        # request that arrives in the same read as the executeCommand reply unhandled.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(running.settings_read.wait(), CLIENT_REPLY_TIMEOUT_S)
+        return {"status": "started"}
 
     async def _refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
+        """One refactor; a cancellation at any point ends in a calm "cancelled" outcome."""
+        try:
+            await self.refresh_settings(args.uri)
+            running = self.running.get(args.uri)
+            if running is not None:
+                running.settings_read.set()
+            return await self._run_refactor(args, text, version)
+        except asyncio.CancelledError:
+            running = self.running.get(args.uri)
+            reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
+            message = f"{reason}; nothing was applied"
+            self.tell(message)
+            return {"status": "cancelled", "message": message}
+
+    async def _run_refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
         from .apply import apply_result
         from .refactor import RefactorError, RefactorRequest, plan_refactor, run_refactor
 
@@ -254,12 +271,6 @@ class RefactorServer(LanguageServer):
             return {"status": outcome.status, "message": outcome.message, "stats": stats.to_dict()}
         except RefactorError as exc:
             return self._failed(args.uri, str(exc), exc.stats)
-        except asyncio.CancelledError:
-            running = self.running.get(args.uri)
-            reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
-            message = f"{reason}; nothing was applied"
-            self.tell(message)
-            return {"status": "cancelled", "message": message}
         finally:
             try:
                 if not begun.done():  # a quick failure: let the token begin, so that it ends in order
@@ -499,7 +510,9 @@ async def refactor_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any
 
 
 @server.command(CANCEL_COMMAND)
-def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
+    # A coroutine on purpose: handlers' tasks start in arrival order, so a refactor requested just
+    # before this has registered itself by the time this runs.
     target = arguments[0] if arguments else None
     uri = target.get("uri") if isinstance(target, Mapping) else target if isinstance(target, str) else None
     count = ls.cancel(uri)

@@ -326,3 +326,20 @@ async def test_show_stats_compares_with_and_without_prediction(editor: Editor, b
     assert {m["prediction"] for m in fake["modes"]} == {True, False}
     assert fake["speedup"] is not None
     assert any("with prediction" in m and "without" in m for m in editor.messages())
+
+
+async def test_cancel_sent_right_after_the_request(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "cancel_at_once.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
+    task = asyncio.create_task(
+        editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
+        )
+    )
+    await asyncio.sleep(0)  # the request is on its way; do not wait for the server to act on it
+    cancelled = await editor.execute("refactorLsp.cancel", {"uri": uri})
+    assert cancelled == {"cancelled": 1}
+    result = await asyncio.wait_for(task, 5)
+    assert result["status"] == "cancelled"
+    assert editor.buffers[uri] == PY_SOURCE
