@@ -30,7 +30,11 @@ _DEFINITION = re.compile(
     r"(?:def|class|function|func|fn|impl|trait|struct|enum|interface|module|namespace|object|"
     r"(?:public|private|protected|internal|static|final|abstract|override|virtual)\b))"
     r"|^\s*(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*=>"
+    # A method: `name(args) {`, `async name(x): T {`, `void name(int x) throws E {` (not `if (...) {`).
+    r"|^\s*(?!(?:if|for|while|switch|catch|else|do|try|return|with|synchronized|foreach|elif|unless)\b)"
+    r"(?:[\w$<>\[\],.?*&]+\s+)*[A-Za-z_$][\w$]*\s*\([^)]*\)\s*(?::\s*[^{=;]+)?(?:throws\s+[\w.,\s]+)?\{\s*$"
 )
+_DECORATION = re.compile(r"^\s*(?:@|#\[)")
 _CLOSERS = re.compile(r"^\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
 _OPENERS = "([{"
 _CLOSERS_CHARS = ")]}"
@@ -186,6 +190,9 @@ def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
             i -= 1
         if i < 0:
             return None
+    # On a decorator or attribute line, the definition it decorates is the anchor.
+    while _DECORATION.match(lines[i]) and i + 1 < len(lines) and _indent(lines[i + 1]) == _indent(lines[i]):
+        i += 1
     # Headers from the innermost out, found lazily: the walk up stops at the first definition
     # holding the cursor, rather than at the top of a big class.
     outer = None

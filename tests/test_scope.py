@@ -283,3 +283,33 @@ def test_instruction_comment_outside_the_region_is_not_found() -> None:
     assert find_instruction_comment(text, region) is None
     inside = find_instruction_comment(text, Region(0, len(text), "file"))
     assert inside is not None and inside.instruction == "rename a to b"
+
+
+def _block_text(source: str, needle: str) -> str:
+    from lsp_server.scope import choose_region
+
+    offset = source.index(needle)
+    region = choose_region(source, offset, offset)
+    return source[region.start : region.end]
+
+
+def test_cursor_on_a_decorator_takes_the_decorated_method() -> None:
+    source = "class A:\n    @cache\n    def m(self):\n        return 1\n\n    def n(self):\n        return 2\n"
+    assert _block_text(source, "@cache") == "    @cache\n    def m(self):\n        return 1\n"
+
+
+def test_js_and_ts_class_methods_are_definitions() -> None:
+    source = (
+        "class Foo {\n  bar() {\n    if (x) {\n      return 1;\n    }\n  }\n\n"
+        "  async baz(x): Promise<number> {\n    return x;\n  }\n}\n"
+    )
+    assert _block_text(source, "return 1") == "  bar() {\n    if (x) {\n      return 1;\n    }\n  }\n"
+    assert _block_text(source, "return x") == "  async baz(x): Promise<number> {\n    return x;\n  }\n"
+
+
+def test_java_package_private_method_is_a_definition_but_a_for_loop_is_not() -> None:
+    source = (
+        "class K {\n    int size(List<String> xs) throws IOException {\n        for (String x : xs) {\n"
+        "            count++;\n        }\n        return count;\n    }\n}\n"
+    )
+    assert _block_text(source, "count++").startswith("    int size(")
