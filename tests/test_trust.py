@@ -44,3 +44,25 @@ def test_only_the_user_file_can_trust(tmp_path: Path):
     assert any("only user.toml can trust a folder" in p for p in loaded.problems)
     (folder / ".refactor-lsp.toml").write_text(f"trusted_workspaces = [{str(folder)!r}]\n", encoding="utf-8")
     assert "trusted_workspaces" in " ".join(load_config(Layer("user.toml", {}), [], folder).problems)
+
+
+def test_plain_http_to_another_host_gets_a_warning_but_loopback_does_not(tmp_path: Path):
+    user = Layer(
+        "user.toml",
+        {
+            "backends": {
+                "lan": {"type": "vllm", "base_url": "http://gpu-box.example:8000/v1", "model": "m"},
+                "here": {"type": "vllm", "base_url": "http://localhost:8000/v1", "model": "m"},
+                "tls": {"type": "openai", "base_url": "https://api.example/v1", "model": "m"},
+            }
+        },
+    )
+    problems = load_config(user).problems
+    assert len(problems) == 1
+    assert "backends.lan.base_url" in problems[0] and "unencrypted" in problems[0] and "gpu-box.example" in problems[0]
+
+
+def test_tls_verification_is_on_by_default():
+    from lsp_server.config import BackendConfig
+
+    assert BackendConfig().verify_tls is True
