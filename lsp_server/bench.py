@@ -383,7 +383,7 @@ def _origin(url: str) -> str:
 
 
 async def _get(url: str, backend: BackendConfig, timeout_s: float = 3.0, auth: bool = True) -> Any:
-    import httpx2
+    import httpx
 
     from .config import api_key
 
@@ -394,7 +394,7 @@ async def _get(url: str, backend: BackendConfig, timeout_s: float = 3.0, auth: b
         key = None
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    async with httpx2.AsyncClient(verify=backend.verify_tls, timeout=timeout_s, follow_redirects=False) as client:
+    async with httpx.AsyncClient(verify=backend.verify_tls, timeout=timeout_s, follow_redirects=False) as client:
         response = await client.get(url, headers=headers)
         response.raise_for_status()
         if "json" in response.headers.get("content-type", ""):

@@ -81,18 +81,18 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 async def fetch_metrics(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> dict[str, float]:
     """GET the metrics page and parse it; raises OSError-like errors from httpx on failure."""
-    import httpx2
+    import httpx
 
-    async with httpx2.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
+    async with httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
         response = await client.get(url)
         response.raise_for_status()
         return parse_prometheus(response.text)
 
 
 async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> str:
-    import httpx2
+    import httpx
 
-    async with httpx2.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
+    async with httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
         response = await client.get(url)
         response.raise_for_status()
         return response.text
@@ -127,11 +127,11 @@ class SpecDecodeProbe:
         return cls(url, backend.verify_tls)
 
     async def _read(self) -> _Snapshot | None:
-        import httpx2
+        import httpx
 
         try:
             return _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
-        except httpx2.HTTPStatusError as exc:
+        except httpx.HTTPStatusError as exc:
             # The server answers but has no metrics page there: do not ask it again.
             log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
             _unavailable.add(self.url)
