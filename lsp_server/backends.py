@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .config import BackendConfig, ConfigError, RefactorSettings, api_key
+from .config import BackendConfig, ConfigError, RefactorSettings, api_key, is_loopback_url
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -197,6 +197,16 @@ def _connection_problem(exc: BaseException) -> str:
     return "the connection failed"
 
 
+def _builtin_hint(backend: BackendConfig) -> str:
+    """The built-in local backends are the demo's vLLM pair: say how to start it, or to configure another."""
+    from .config import BUILTIN_BACKENDS
+
+    builtin = BUILTIN_BACKENDS.get(backend.name)
+    if builtin is None or builtin["base_url"] != backend.base_url or not is_loopback_url(backend.base_url):
+        return ""
+    return " (start the local pair with `make vllm-up` in a refactor-lsp checkout, or configure a backend)"
+
+
 def _is_prediction_refusal(message: str) -> bool:
     text = message.lower()
     return "prediction" in text and any(
@@ -249,6 +259,7 @@ async def list_models(backend: BackendConfig, settings: RefactorSettings) -> lis
     except openai.APIConnectionError as exc:
         raise BackendError(
             f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}"
+            f"{_builtin_hint(backend)}"
         ) from None
     return [m.id for m in page.data]
 
@@ -455,7 +466,8 @@ async def stream_completion(
             ) from None
         except openai.APIConnectionError as exc:
             raise BackendError(
-                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}",
+                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}"
+                f"{_builtin_hint(backend)}",
                 fallback_ok=True,
             ) from None
 

@@ -506,7 +506,7 @@ def load_config(
                 _admit(layers, layer, problems)
     config = build_config(layers)
     for backend in config.backends.values():
-        if backend.base_url.startswith("http://") and not _is_loopback_url(backend.base_url):
+        if backend.base_url.startswith("http://") and not is_loopback_url(backend.base_url):
             problems.append(
                 f"backends.{backend.name}.base_url sends your code unencrypted over plain http to "
                 f"{urlparse(backend.base_url).hostname}; use https:// unless that network is yours"
@@ -514,7 +514,7 @@ def load_config(
     return LoadedConfig(config, problems)
 
 
-def _is_loopback_url(url: str) -> bool:
+def is_loopback_url(url: str) -> bool:
     host = (urlparse(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
 

@@ -348,3 +348,25 @@ def test_stream_that_breaks_is_reported(project: dict[str, Any], fake_backend: F
     fake_backend.enqueue(Reply(drop_after_chars=5))
     message = assert_clean_failure(refactor(project, "-i", "rename foo to bar"))
     assert "broke mid-answer" in message
+
+
+def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("REFACTOR_LSP_CONFIG", None)
+    import socket
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8000)) == 0:
+            import pytest
+
+            pytest.skip("something listens on 127.0.0.1:8000 (the local vLLM pair?)")
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "check"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 1
+    assert "http://127.0.0.1:8000/v1: connection refused" in done.stdout
+    assert "make vllm-up" in done.stdout
