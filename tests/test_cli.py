@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
@@ -350,20 +351,12 @@ def test_stream_that_breaks_is_reported(project: dict[str, Any], fake_backend: F
     assert "broke mid-answer" in message
 
 
-def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    env.pop("REFACTOR_LSP_CONFIG", None)
-    import socket
-
+def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path: Path) -> None:
     with socket.socket() as probe:
         if probe.connect_ex(("127.0.0.1", 8000)) == 0:
-            import pytest
-
             pytest.skip("something listens on 127.0.0.1:8000 (the local vLLM pair?)")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("REFACTOR_LSP_CONFIG", None)
     done = subprocess.run(
         [sys.executable, "-m", "lsp_server", "check"], capture_output=True, text=True, env=env, timeout=60
     )
