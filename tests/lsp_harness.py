@@ -195,6 +195,11 @@ class Editor:
         assert action.command is not None
         return await self.execute(action.command.command, *(action.command.arguments or []))
 
+    def start_refactor(self, uri: str, needle: str, instruction: str) -> asyncio.Task[Any]:
+        """Ask for a refactor at the cursor before `needle` without waiting for its reply."""
+        args = {"uri": uri, "range": self.cursor_at(uri, needle), "instruction": instruction}
+        return asyncio.create_task(self.execute("refactorLsp.refactor", args))
+
     async def execute(self, command: str, *arguments: Any) -> Any:
         return await self.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=command, arguments=list(arguments))
@@ -208,6 +213,13 @@ class Editor:
         self.stats.clear()
         self.edits_received.clear()
         self.edit_event.clear()
+
+
+async def until(condition: Any, timeout_s: float = 5.0) -> None:
+    """Wait until `condition()` is true (polling), or fail the test."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
 
 
 def capabilities(name: str = "visual-studio-code") -> types.ClientCapabilities:

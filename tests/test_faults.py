@@ -18,7 +18,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_CONFIG, SERVER_ENV, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import SERVER_CONFIG, SERVER_ENV, STATE_DIR, Editor, capabilities, until
 
 WORKSPACE = STATE_DIR / "faults-workspace"
 SOURCE = "import os\n\n\ndef load(path):\n    data = open(path).read()\n    return data\n"
@@ -344,14 +344,8 @@ async def test_region_over_the_size_limit_is_refused_before_sending(editor: Edit
 async def test_typing_outside_the_region_is_kept_and_the_edit_rebased(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "rebase.py", SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=0.3))
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
-    while not backend.requests:
-        await asyncio.sleep(0.01)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
     typed = SOURCE.replace("import os\n", "import os\nimport sys\n") + "\nprint('done')\n"
     editor.change(uri, typed)
     result = await task
@@ -362,14 +356,8 @@ async def test_typing_outside_the_region_is_kept_and_the_edit_rebased(editor: Ed
 async def test_document_closed_during_refactor(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "closed.py", SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=5))
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
-    while not backend.requests:
-        await asyncio.sleep(0.01)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
     editor.close(uri)
     result = await asyncio.wait_for(task, 3)
     assert result["status"] == "cancelled"

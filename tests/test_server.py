@@ -10,7 +10,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities, until
 
 WORKSPACE = STATE_DIR / "workspace"
 
@@ -179,14 +179,8 @@ async def test_fix_diagnostics_action(editor: Editor, backend: FakeBackend):
 async def test_stale_buffer_is_refused(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "stale.py", PY_SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=1.0))
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
-    while not backend.requests:
-        await asyncio.sleep(0.01)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
     typed = PY_SOURCE.replace("read()", "read().strip()")  # the user edits inside the rewritten function
     editor.change(uri, typed)
     result = await task
@@ -199,14 +193,8 @@ async def test_cancel_from_progress_notification(editor: Editor, backend: FakeBa
     uri = editor.open(WORKSPACE / "cancel_progress.py", PY_SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
     known = set(client.progress_reports)
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
-    while not (set(client.progress_reports) - known) or not backend.requests:
-        await asyncio.sleep(0.01)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: set(client.progress_reports) - known and backend.requests)
     (token,) = set(client.progress_reports) - known
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     result = await asyncio.wait_for(task, 5)
@@ -226,14 +214,8 @@ async def test_cancel_from_progress_notification(editor: Editor, backend: FakeBa
 async def test_cancel_command(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "cancel_command.py", PY_SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
-    while not backend.requests:
-        await asyncio.sleep(0.01)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
     assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1}
     result = await asyncio.wait_for(task, 5)
     assert result["status"] == "cancelled"
@@ -245,8 +227,7 @@ async def test_second_refactor_on_same_document_is_refused(editor: Editor, backe
     backend.enqueue(Reply(stall_after_chars=0, stall_s=0.5))
     args = {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"}
     first = asyncio.create_task(editor.execute("refactorLsp.refactor", args))
-    while not backend.requests:
-        await asyncio.sleep(0.01)
+    await until(lambda: backend.requests)
     second = await editor.execute("refactorLsp.refactor", args)
     assert second["status"] == "busy"
     assert any("already running on this file" in m for m in editor.messages())
@@ -331,12 +312,7 @@ async def test_show_stats_compares_with_and_without_prediction(editor: Editor, b
 async def test_cancel_sent_right_after_the_request(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "cancel_at_once.py", PY_SOURCE)
     backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
-    task = asyncio.create_task(
-        editor.execute(
-            "refactorLsp.refactor",
-            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
-        )
-    )
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
     await asyncio.sleep(0)  # the request is on its way; do not wait for the server to act on it
     cancelled = await editor.execute("refactorLsp.cancel", {"uri": uri})
     assert cancelled == {"cancelled": 1}
