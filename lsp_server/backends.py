@@ -42,6 +42,10 @@ class PredictionUnsupported(BackendError):
     pass
 
 
+class MalformedStream(ValueError):
+    """The stream broke the protocol (a second choice, text after the end): the answer is not usable."""
+
+
 @dataclass
 class Acceptance:
     accepted: int
@@ -336,17 +340,26 @@ async def _stream_once(
                 ) from None
             chunks += 1
             for choice in chunk.choices or []:
+                # We ask for one choice: another one interleaved into the stream is not part of the answer.
+                if (getattr(choice, "index", 0) or 0) != 0:
+                    raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
                 delta = choice.delta
                 content = getattr(delta, "content", None) if delta is not None else None
                 if content:
                     if not isinstance(content, str):
-                        raise ValueError(f"a delta's content is {type(content).__name__}, not text")
+                        raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
+                    if result.finish_reason is not None:
+                        raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
                     if result.ttft_ms is None:
                         result.ttft_ms = (time.perf_counter() - started) * 1000
                     parts.append(content)
                     if on_delta is not None:
                         on_delta(content, chunks)
                 if choice.finish_reason:
+                    if result.finish_reason not in (None, choice.finish_reason):
+                        raise MalformedStream(
+                            f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
+                        )
                     result.finish_reason = choice.finish_reason
             if chunk.usage is not None:
                 result.completion_tokens = chunk.usage.completion_tokens
@@ -381,17 +394,16 @@ async def _stream_once(
                 f"the connection to the backend '{backend.name}' at {backend.base_url} broke mid-answer; "
                 "nothing was applied — run it again"
             ) from None
+        problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
         raise BackendError(
             f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
-            f"({_redact(type(exc).__name__ + ': ' + str(exc), backend)[:200]}); nothing was applied"
+            f"({_redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
         ) from None
     finally:
         with contextlib.suppress(Exception):
             await stream.close()
     result.latency_ms = (time.perf_counter() - started) * 1000
     result.text = "".join(parts)
-    if result.finish_reason is None and result.text:
-        result.notes.append("the stream ended without a finish_reason")
     return result
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import difflib
 import json
 import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 from . import __version__
@@ -47,14 +50,14 @@ def load_cli_config(config_file: str | None, near: Path | None, settings: str | 
 
 
 def _parse_lines(spec: str, text: str) -> tuple[int, int]:
-    from .scope import line_span
+    from .scope import line_span, split_lines
 
     try:
         first, _, last = spec.partition(":")
         start, end = int(first), int(last or first)
     except ValueError:
         raise ValueError(f"--lines must be START:END (1-based, inclusive), not {spec!r}") from None
-    count = len(text.splitlines())
+    count = len(split_lines(text))  # as LSP counts: a form feed or U+2028 inside a line does not end it
     if not 1 <= start <= end or end > max(count, 1):
         raise ValueError(f"--lines {spec} is outside the file's {count} lines")
     return line_span(text, start - 1, end - 1)
@@ -72,9 +75,69 @@ def _read_source(path: Path) -> str:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
 
 
+class WriteRefused(Exception):
+    """The file cannot be rewritten; the message names it and says why. Nothing was changed."""
+
+
+def _writable_target(path: Path) -> tuple[Path, os.stat_result]:
+    """The regular file `path` names (through symlinks, as editors do) and its status, or WriteRefused."""
+    target = Path(os.path.realpath(path))
+    try:
+        status = target.stat()
+    except OSError as exc:
+        raise WriteRefused(f"cannot write {path}: {exc.strerror}; nothing was written") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise WriteRefused(f"cannot write {path}: not a regular file; nothing was written")
+    # access() says yes to root for any file: a file without write bits is read-only for everyone.
+    if not os.access(target, os.W_OK) or not status.st_mode & 0o222:
+        raise WriteRefused(f"{path} is read-only; nothing was written (make it writable, or drop --write)")
+    return target, status
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Replace the contents of the file `path` names, atomically: a reader sees the old file or the new.
+
+    The bytes go to a temporary file created exclusively (an unpredictable name, O_EXCL: a planted
+    file or symlink is never followed) in the target's folder, are synced, get the target's mode
+    (and owner, where we may set it), then replace the target. A symlink stays a link: the file it
+    points to is the one replaced. On any failure the temporary file is removed and the target is
+    untouched. Raises WriteRefused.
+    """
+    target, status = _writable_target(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".refactor-lsp.tmp")
+    except OSError as exc:
+        raise WriteRefused(f"cannot write {path}: {exc.strerror}; nothing was written") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            created = os.fstat(out.fileno())
+            if (status.st_uid, status.st_gid) != (created.st_uid, created.st_gid):
+                with contextlib.suppress(OSError):  # only root may give a file away; else it stays ours
+                    os.fchown(out.fileno(), status.st_uid, status.st_gid)
+            os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself survives a crash once the folder is synced
+        folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
 async def _refactor(args: argparse.Namespace) -> int:
     from .refactor import RefactorError, RefactorRequest, run_refactor
-    from .scope import line_span
+    from .scope import line_span, split_lines
 
     path = Path(args.path)
     try:
@@ -92,6 +155,12 @@ async def _refactor(args: argparse.Namespace) -> int:
     except (ValueError, ConfigError) as exc:
         _error(str(exc))
         return EXIT_USAGE
+    if args.write:
+        try:
+            _writable_target(path)  # refuse before the model runs, not after
+        except WriteRefused as exc:
+            _error(str(exc))
+            return EXIT_FAILED
     config = loaded.config
     request = RefactorRequest(
         path=str(path),
@@ -117,23 +186,24 @@ async def _refactor(args: argparse.Namespace) -> int:
 
         await close_clients()
     new_text = result.new_text
+    if args.write and result.edits:
+        try:
+            if _read_source(path) != text:
+                _error(f"{path} changed while the refactor ran; nothing was written — run it again")
+                return EXIT_FAILED
+            write_file(path, new_text.encode("utf-8"))
+        except (ValueError, WriteRefused) as exc:
+            _error(str(exc))
+            return EXIT_FAILED
     result.stats.applied = bool(result.edits) and args.write
     if args.json:
         print(json.dumps({"new_text": new_text, "stats": result.stats.to_dict()}, ensure_ascii=False))
     elif not args.write:
         before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
-        diff = difflib.unified_diff(text.splitlines(keepends=True), new_text.splitlines(keepends=True), before, after)
+        diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
         sys.stdout.writelines(
             line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff
         )
-    if args.write and result.edits:
-        if _read_source(path) != text:
-            _error(f"{path} changed while the refactor ran; nothing was written — run it again")
-            return EXIT_FAILED
-        tmp = path.with_name(f".{path.name}.refactor-lsp.tmp")
-        tmp.write_bytes(new_text.encode("utf-8"))
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        tmp.replace(path)
     if not result.edits:
         print("no changes: the model's answer equals the region", file=sys.stderr)
     print(result.stats.summary(), file=sys.stderr)

@@ -9,6 +9,8 @@ untrusted: unless the user trusted the folder, it may not decide where code and 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import math
 import os
 import re
 import tomllib
@@ -190,7 +192,7 @@ def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
             raise ConfigError(source, key, f"must be a non-negative whole number, not {value!r}")
         return value
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
             raise ConfigError(source, key, f"must be a non-negative number, not {value!r}")
         return float(value)
     if hint is str:
@@ -236,30 +238,40 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Layer:
-    """One source of settings: plain data, already snake_cased, plus where it came from."""
+    """One source of settings: plain data, already snake_cased, plus where it came from.
+
+    `trusted`: only the user can write this source (the user file, `initializationOptions`). A
+    source a repository can fill (its workspace file, editor settings read from project files)
+    may not decide where code and keys are sent unless the user trusted the folder.
+    """
 
     source: str
     data: Mapping[str, Any]
+    trusted: bool = True
 
 
-def read_toml(path: Path) -> Layer:
+def read_toml(path: Path, *, trusted: bool = True) -> Layer:
     try:
-        with path.open("rb") as fh:
-            return Layer(str(path), tomllib.load(fh))
+        text = path.read_bytes().decode("utf-8")
+        return Layer(str(path), tomllib.loads(text), trusted)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            str(path), "(file)", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8 (TOML files must be)"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "(file)", f"is not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(str(path), "(file)", f"cannot be read: {exc.strerror}") from None
 
 
-def editor_layer(settings: Any, source: str = EDITOR_SOURCE) -> Layer:
+def editor_layer(settings: Any, source: str = EDITOR_SOURCE, *, trusted: bool = True) -> Layer:
     if settings is None:
-        return Layer(source, {})
+        return Layer(source, {}, trusted)
     if not isinstance(settings, Mapping):
         raise ConfigError(source, "refactorLsp", f"must be an object, not {settings!r}")
     data = _snake_keys(settings)
     # VS Code sends every contributed setting, unset ones as null or "": those mean "not set".
-    return Layer(source, _drop_unset(data))
+    return Layer(source, _drop_unset(data), trusted)
 
 
 def _drop_unset(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,36 +312,43 @@ def is_trusted(folder: Path, trusted: list[str]) -> bool:
 
 @dataclass(frozen=True)
 class WorkspaceFilter:
-    """What an untrusted workspace file was not allowed to set."""
+    """What an untrusted source was not allowed to set."""
 
     ignored_keys: list[str]
 
 
-def restrict_untrusted(layer: Layer, known_backends: Mapping[str, Any]) -> tuple[Layer, WorkspaceFilter]:
-    """Drop what an untrusted workspace file may not decide: where code and keys are sent.
+# Keys only the user's own channels may set: who is trusted, and (from an editor) "this folder is trusted".
+TRUST_KEYS = ("trusted_workspaces", "workspace_trusted")
+
+
+def restrict_untrusted(layer: Layer, known_backends: Mapping[str, BackendConfig]) -> tuple[Layer, WorkspaceFilter]:
+    """Drop what an untrusted source may not decide: where code and keys are sent, and who is trusted.
 
     It may pick among the user's backends and change their model and prediction mode, and set
-    refactor settings and presets; it may not add backends or change their routing keys.
+    refactor settings and presets; it may not add backends or change their routing keys. A routing
+    value equal to the one the user's own channels already give changes nothing and is kept quietly.
     """
     data = dict(layer.data)
     ignored: list[str] = []
-    for key in ("trusted_workspaces",):
-        if key in data:
-            ignored.append(key)
-            del data[key]
     backends = data.get("backends")
     if isinstance(backends, Mapping):
         kept: dict[str, Any] = {}
         for name, table in backends.items():
-            if name not in known_backends or not isinstance(table, Mapping):
+            known = known_backends.get(name)
+            if known is None or not isinstance(table, Mapping):
                 ignored.append(f"backends.{name}")
                 continue
+            changes = [k for k, v in table.items() if k in ROUTING_KEYS and getattr(known, k, None) != v]
+            ignored.extend(f"backends.{name}.{k}" for k in changes)
             allowed = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-            ignored.extend(f"backends.{name}.{k}" for k in table if k in ROUTING_KEYS)
             if allowed:
                 kept[name] = allowed
         data["backends"] = kept
-    return Layer(layer.source, data), WorkspaceFilter(ignored)
+    for key in TRUST_KEYS:
+        if key in data:
+            ignored.append(key)
+            del data[key]
+    return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
 
 
 def build_config(layers: list[Layer]) -> Config:
@@ -462,7 +481,7 @@ def _admit(layers: list[Layer], layer: Layer, problems: list[str]) -> None:
                 trimmed = _without(layer.data, key)
             if trimmed == layer.data:
                 return  # the problem is not in a key we can drop: skip the layer
-            layer = Layer(layer.source, trimmed)
+            layer = Layer(layer.source, trimmed, layer.trusted)
             continue
         layers.append(layer)
         return
@@ -477,31 +496,48 @@ def load_config(
     """Build the effective config. Each bad setting is reported and skipped; the rest still applies.
 
     Only the user's own file can trust a folder: `trusted_workspaces` anywhere else is ignored.
+    Untrusted layers (editor settings a repository can fill, the workspace file) lose their routing
+    keys unless the folder is trusted.
     """
     problems: list[str] = []
     layers: list[Layer] = []
     _admit(layers, user, problems)
-    trusted = build_config(layers).trusted_workspaces
+    trusted_folders = build_config(layers).trusted_workspaces
+    folder_trusted = workspace_folder is not None and (
+        workspace_trusted_by_editor or is_trusted(workspace_folder, trusted_folders)
+    )
+    how_to_trust = (
+        f"To trust this folder, add trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
+        if workspace_folder is not None
+        else f"Set them in {user.source} instead"
+    )
     for layer in editor:
-        if "trusted_workspaces" in layer.data:
+        if "trusted_workspaces" in layer.data and (layer.trusted or folder_trusted):
             problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
-            layer = Layer(layer.source, _without(layer.data, "trusted_workspaces"))
+            layer = Layer(layer.source, _without(layer.data, "trusted_workspaces"), layer.trusted)
+        if not layer.trusted and not folder_trusted:
+            layer, dropped = restrict_untrusted(layer, build_config(layers).backends)
+            if dropped.ignored_keys:
+                problems.append(
+                    f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
+                    "can fill (.dir-locals.el, .neoconf.json, project settings) may not decide where code and keys "
+                    f"are sent. Set them in {user.source} or your editor's initializationOptions. {how_to_trust}"
+                )
         _admit(layers, layer, problems)
     if workspace_folder is not None:
         path = workspace_folder / WORKSPACE_FILE
         if path.is_file():
             try:
-                layer = read_toml(path)
+                layer = read_toml(path, trusted=folder_trusted)
             except ConfigError as exc:
                 problems.append(str(exc))
             else:
-                if not (workspace_trusted_by_editor or is_trusted(workspace_folder, trusted)):
+                if not folder_trusted:
                     layer, dropped = restrict_untrusted(layer, build_config(layers).backends)
                     if dropped.ignored_keys:
                         problems.append(
                             f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file may not decide "
-                            f"where code and keys are sent. To trust this folder, add "
-                            f"trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
+                            f"where code and keys are sent. {how_to_trust}"
                         )
                 _admit(layers, layer, problems)
     config = build_config(layers)
@@ -515,20 +551,41 @@ def load_config(
 
 
 def is_loopback_url(url: str) -> bool:
-    host = (urlparse(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """True only for a host that is this machine: `localhost` or a loopback address (not `127.0.0.1.nip.io`)."""
+    try:
+        host = (urlparse(url).hostname or "").lower()
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def api_key(backend: BackendConfig, env: Mapping[str, str] = os.environ) -> str | None:
-    """The key from the environment variable the backend names; None when it names none."""
+    """The key from the environment variable the backend names; None when it names none.
+
+    Surrounding whitespace (a newline from `$(cat key.txt)`) is dropped; a key that still holds
+    anything but visible ASCII cannot go in an HTTP header and is refused, never shown.
+    """
     if not backend.api_key_env:
         return None
-    value = env.get(backend.api_key_env, "")
+    value = env.get(backend.api_key_env, "").strip()
     if not value:
         raise ConfigError(
             f"backends.{backend.name}",
             "api_key_env",
             f"names the environment variable {backend.api_key_env}, which is not set: export it before "
             f"starting refactor-lsp",
+        )
+    bad = next((i for i, ch in enumerate(value) if not "!" <= ch <= "~"), None)
+    if bad is not None:
+        raise ConfigError(
+            f"backends.{backend.name}",
+            "api_key_env",
+            f"names the environment variable {backend.api_key_env}, whose value is not a valid key (character "
+            f"{bad + 1} is a space, a control or a non-ASCII character): set it to the key alone",
         )
     return value

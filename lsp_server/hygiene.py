@@ -1,6 +1,9 @@
 """Output hygiene: turn what the model said into the region's new text, or refuse with a reason.
 
-Refusing is always safe: nothing is applied and the user is told why.
+Hygiene never edits a correct answer: it strips only what wraps the WHOLE answer (a `<think>`
+block at its very start, a markdown fence around all of it, the region markers as its first and
+last lines) and refuses what it cannot separate from the code (prose after it, text from outside
+the region). Refusing is always safe: nothing is applied and the user is told why.
 """
 
 from __future__ import annotations
@@ -15,53 +18,119 @@ class UnusableOutput(Exception):
     """The model's output must not be applied; the message says why and what to do."""
 
 
-_THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
-_FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*[\w+#.-]*[ \t]*\r?\n", re.M)
+_INCOMPLETE = {
+    None: (
+        "the backend's answer ended without saying it was complete (no finish_reason): a proxy or the server "
+        "may have cut it off, so nothing was applied — run it again"
+    ),
+    "length": (
+        "the model's answer was cut off at its token limit, so nothing was applied — select a smaller "
+        "region or raise refactor.max_tokens"
+    ),
+    "content_filter": "the backend's content filter stopped the answer; nothing was applied",
+}
+_FENCE = re.compile(r"[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[ \t]*")
 _PROSE_START = re.compile(
     r"^\s*(?:Sure|Certainly|Of course|Here(?:'s| is| are)|I (?:can|cannot|can't|am|'m|have|would|will)|I'm|"
     r"Sorry|Unfortunately|As an AI|The (?:code|function|region|instruction)|This (?:code|function|region)|"
     r"To (?:do|make|refactor)|Note:)\b",
 )
+# A sentence of explanation after the code: "This version ...", "I renamed ...", "Note: ...".
+_PROSE_AFTER = re.compile(
+    r"^(?:This|These|The|I|I've|I have|Note|Explanation|Changes|Here|In this|Let me|Hope|Feel free|Now|We|"
+    r"It|Sure|Summary)\b[ ,:'][^\n]*[.:!]\s*$"
+)
+_OUTSIDE_RUN = 3  # lines of the file next to the region that, found in the answer, show it echoed them
+_OUTSIDE_MIN_CHARS = 20
 
 
-def strip_think(text: str) -> str:
-    text = _THINK.sub("", text)
-    if text.lstrip().startswith("<think>"):
+def _content(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def strip_think(text: str, original: str) -> str:
+    """Remove a `<think>...</think>` block that opens the answer (and only there)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>") or original.lstrip().startswith("<think>"):
+        return text
+    end = stripped.find("</think>")
+    if end < 0:
         return ""  # the model never finished thinking: there is no answer
-    return text
+    return re.sub(r"^(?:[ \t]*\r?\n|[ \t]*\r)+", "", stripped[end + len("</think>") :])
+
+
+def _closes(line: str, fence: str) -> bool:
+    """A closing fence for `fence`: the same character, at least as long, nothing after it."""
+    match = _FENCE.fullmatch(_content(line))
+    return bool(match and not match["info"] and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence))
 
 
 def strip_fence(text: str, original: str) -> str:
-    """Remove a markdown fence around the answer, with any chatter outside it.
+    """Remove a markdown fence that wraps the whole answer (optionally after one introducing line).
 
-    A region that itself starts with a fence (a markdown file) is left alone.
+    A fence anywhere else (a docstring's example) is content. A region that itself starts with a
+    fence (a markdown file) is left alone.
     """
-    if _FENCE_OPEN.match(original):
+    first_original = next((line for line in split_lines(original) if line.strip()), "")
+    if _FENCE.fullmatch(_content(first_original)):
         return text
-    stripped = text.strip("\r\n")
-    match = _FENCE_OPEN.match(stripped)
-    if match is None and not _FENCE_OPEN.search(original):
-        # Chatter before the fence ("Here is the code:"). Only when the region has no fence line of its
-        # own: a fence inside the code (a docstring's example) is content, not wrapping.
-        match = _FENCE_OPEN.search(stripped)
-    if not match:
+    lines = [line for line in split_lines(text)]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
         return text
-    fence = match.group(1)
-    opens = [m for m in re.finditer(rf"^[ \t]*{re.escape(fence)}[ \t]*[\w+#.-]*[ \t]*\r?$", stripped, re.M)]
-    if len(opens) < 2:
-        # An opening fence whose closing fence was cut off: take what follows it.
-        if match.start() == 0:
-            return stripped[match.end() :]
+    opening = 0
+    original_lines = {_content(line).strip() for line in split_lines(original)}
+    if _content(lines[0]).rstrip().endswith(":") and _content(lines[0]).strip() not in original_lines:
+        opening = 1  # "Here is the updated code:" then the fence
+        while opening < len(lines) and not lines[opening].strip():
+            opening += 1
+    match = _FENCE.fullmatch(_content(lines[opening])) if opening < len(lines) else None
+    if match is None or (opening and _FENCE.fullmatch(_content(lines[0]))):
         return text
-    body_start = stripped.find("\n", opens[0].start()) + 1
-    body_end = opens[-1].start()
-    return stripped[body_start:body_end]
+    fence = match["fence"]
+    closing = [i for i in range(opening + 1, len(lines)) if _closes(lines[i], fence)]
+    if not closing:
+        if opening == 0 and not any(_FENCE.fullmatch(_content(line)) for line in lines[1:]):
+            # The closing fence was left off, or glued to the last line: the fence still wraps it all.
+            body = lines[1:]
+            glued = _content(body[-1]).rstrip() if body else ""
+            if glued.endswith(fence) and not original.rstrip().endswith(fence):
+                body[-1] = glued[: -len(fence)].rstrip() + "\n"
+            return "".join(body)
+        raise UnusableOutput(
+            "the model's answer opens a markdown block that it does not close, so it is unclear where the code "
+            "ends; nothing was applied — run it again"
+        )
+    if closing[-1] != len(lines) - 1:
+        went_on = next(_content(line).strip() for line in lines[closing[-1] + 1 :] if line.strip())
+        raise UnusableOutput(
+            "the model wrote text after its code block, so nothing was applied — run it again or rephrase the "
+            f'instruction (it went on: "{went_on[:80]}")'
+        )
+    body = lines[opening + 1 : closing[-1]]
+    if body and not body[-1].endswith(("\n", "\r")):
+        body[-1] += "\n"  # the line before the closing fence always ended; its break is the answer's
+    return "".join(body)
 
 
-def strip_markers(text: str) -> str:
+def strip_markers(text: str, original: str) -> str:
+    """Remove the region markers where the prompt put them: the answer's first and last lines."""
     lines = split_lines(text)
-    kept = [line for line in lines if line.strip() not in (REGION_START, REGION_END)]
-    return "".join(kept) if len(kept) != len(lines) else text
+    original_lines = [_content(line).strip() for line in split_lines(original)]
+    if lines and _content(lines[0]).strip() == REGION_START and original_lines[:1] != [REGION_START]:
+        lines = lines[1:]
+    if lines and _content(lines[-1]).strip() == REGION_END and original_lines[-1:] != [REGION_END]:
+        lines = lines[:-1]
+    markers = (REGION_START, REGION_END)
+    if sum(_content(line).strip() in markers for line in lines) > sum(line in markers for line in original_lines):
+        raise UnusableOutput(
+            "the model's answer repeats the file around the region (it contains the region markers), so nothing "
+            "was applied — run it again or select the code to rewrite"
+        )
+    return "".join(lines)
 
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
@@ -98,6 +167,13 @@ def match_newlines(text: str, original: str) -> str:
     return body.rstrip("\r\n") + trailing if body.strip() else body
 
 
+def keep_byte_order_mark(text: str, original: str) -> str:
+    """A region that starts the file with a BOM keeps it, whether or not the model copied it."""
+    if original.startswith("\ufeff") and not text.startswith("\ufeff"):
+        return "\ufeff" + text
+    return text
+
+
 def looks_like_prose(text: str, original: str) -> bool:
     """An explanation instead of code: starts like chat and shares no line with the region."""
     if not _PROSE_START.match(text):
@@ -109,27 +185,75 @@ def looks_like_prose(text: str, original: str) -> bool:
     return shared == 0
 
 
+def prose_after_code(text: str, original: str) -> str | None:
+    """The first line of an explanation the model wrote after the code, if it did."""
+    lines = [_content(line) for line in split_lines(text)]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    original_lines = {_content(line).strip() for line in split_lines(original)}
+    # The answer's last paragraph: after its last blank line.
+    start = max((i + 1 for i, line in enumerate(lines) if not line.strip()), default=0)
+    if start == 0:
+        return None
+    first = lines[start]
+    if first.strip() in original_lines or first[:1].isspace() or len(first.split()) < 4:
+        return None
+    return first if _PROSE_AFTER.match(first) else None
+
+
+def _outside_run(lines: list[str]) -> list[str]:
+    """Up to _OUTSIDE_RUN non-blank lines, long enough together that meeting them by chance is unlikely."""
+    run = [line for line in lines if line.strip()][:_OUTSIDE_RUN]
+    return run if sum(len(line.strip()) for line in run) >= _OUTSIDE_MIN_CHARS else []
+
+
+def _contains_run(lines: list[str], run: list[str]) -> bool:
+    if not run:
+        return False
+    body = [line.strip() for line in lines if line.strip()]
+    want = [line.strip() for line in run]
+    return any(body[i : i + len(want)] == want for i in range(len(body) - len(want) + 1))
+
+
+def echoes_outside(text: str, original: str, before: str, after: str) -> bool:
+    """The answer repeats the lines right before or after the region (it echoed the file)."""
+    answer = [_content(line) for line in split_lines(text)]
+    region = [_content(line) for line in split_lines(original)]
+    for run in (
+        _outside_run([_content(line) for line in split_lines(after)]),
+        list(reversed(_outside_run([_content(line) for line in reversed(split_lines(before))]))),
+    ):
+        if _contains_run(answer, run) and not _contains_run(region, run):
+            return True
+    return False
+
+
 def clean_output(
     raw: str,
     original: str,
     finish_reason: str | None,
     *,
+    before: str = "",
+    after: str = "",
     drop_instruction_comments: bool = False,
 ) -> str:
-    """The new region text. Raises UnusableOutput when it must not be applied."""
-    if finish_reason == "length":
+    """The new region text. Raises UnusableOutput when it must not be applied.
+
+    `before` and `after` are the document's text around the region: an answer that repeats them
+    carried on past the region and is refused.
+    """
+    if finish_reason != "stop":
         raise UnusableOutput(
-            "the model's answer was cut off at its token limit, so nothing was applied — select a smaller "
-            "region or raise refactor.max_tokens"
+            _INCOMPLETE.get(finish_reason)
+            or f'the model\'s answer ended with finish_reason "{finish_reason}", not "stop", so nothing was '
+            "applied — run it again or try another model"
         )
-    if finish_reason == "content_filter":
-        raise UnusableOutput("the backend's content filter stopped the answer; nothing was applied")
     if "\ufffd" in raw and "\ufffd" not in original:
         raise UnusableOutput(
             "the backend sent text that is not valid UTF-8 (replacement characters), so nothing was applied — "
             "run it again or check the backend"
         )
-    text = strip_markers(strip_fence(strip_think(raw), original))
+    text = strip_markers(strip_fence(strip_think(raw, original), original), original)
     if drop_instruction_comments:
         text = "".join(line for line in split_lines(text) if not is_instruction_comment(line))
     if not text.strip():
@@ -144,4 +268,22 @@ def clean_output(
             f'the model answered with an explanation instead of code ("{first}..."), so nothing was applied — '
             "rephrase the instruction or try another model"
         )
-    return match_newlines(restore_indentation(text, original), original)
+    first_line = _content(split_lines(text.lstrip("\r\n"))[0])
+    original_lines = {_content(line).strip() for line in split_lines(original)}
+    if _PROSE_START.match(first_line) and first_line.strip() not in original_lines:
+        raise UnusableOutput(
+            f'the model wrote an explanation before its code ("{first_line.strip()[:80]}"), so nothing was '
+            "applied — run it again or rephrase the instruction"
+        )
+    tail = prose_after_code(text, original)
+    if tail is not None:
+        raise UnusableOutput(
+            f'the model wrote an explanation after its code ("{tail.strip()[:80]}"), so nothing was applied — '
+            "run it again or rephrase the instruction"
+        )
+    if echoes_outside(text, original, before, after):
+        raise UnusableOutput(
+            "the model's answer carries on past the region (it repeats the code around it), so nothing was "
+            "applied — run it again or select the code to rewrite"
+        )
+    return keep_byte_order_mark(match_newlines(restore_indentation(text, original), original), original)

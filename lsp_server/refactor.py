@@ -126,8 +126,23 @@ def resolve_action(
     raise RefactorError("say what to do: give an instruction or an action id")
 
 
+def _check_text(text: str, what: str) -> None:
+    """Text that cannot be sent as UTF-8 (a lone surrogate from a broken paste) is refused by name."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise RefactorError(
+            f"{what} holds a character that is not valid Unicode (a lone surrogate, U+{ord(text[exc.start]):04X}, "
+            f"on line {line}); nothing was sent — remove it and try again"
+        ) from None
+
+
 def plan_refactor(request: RefactorRequest, config: Config) -> Plan:
     settings = config.refactor
+    _check_text(request.instruction or "", "the instruction")
+    _check_text(request.text, "the document")
+    _check_text("\n".join(request.diagnostics), "a diagnostic to fix")
     if len(request.text) > settings.max_file_chars:
         raise RefactorError(
             f"the file has {len(request.text):,} characters, over refactor.max_file_chars "
@@ -287,6 +302,8 @@ async def run_refactor(
             completion.text,
             plan.prompt.prediction if plan.comment else original,
             completion.finish_reason,
+            before=request.text[: plan.region.start],
+            after=request.text[plan.region.end :],
             drop_instruction_comments=plan.comment is not None,
         )
     except UnusableOutput as exc:

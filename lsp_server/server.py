@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from . import __version__
@@ -94,13 +96,35 @@ class RefactorArgs:
         )
 
 
+class _Unreadable:
+    """A message that could not be read and has been answered already; pygls skips it (no version)."""
+
+    jsonrpc = "unreadable"
+
+
+class RefactorProtocol(LanguageServerProtocol):
+    """pygls 2.1 logs a request whose params do not fit the LSP types (a position on line -1) and
+    never answers it, so the editor waits forever: answer it with the error instead."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            log.warning("cannot read the %s request %r: %s", data.get("method"), data.get("id"), error)
+            self._send_response(data["id"], None, error.to_response_error())
+            return _Unreadable()
+
+
 class RefactorServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("refactor-lsp", __version__)
+        super().__init__("refactor-lsp", __version__, protocol_cls=RefactorProtocol)
         self.settings = SettingsStore()
         self.running: dict[str, Running] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.verbose = 0
+        self.shutdown_requested = False
 
     # -- client facts --------------------------------------------------------------------
     @property
@@ -407,8 +431,11 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
     options = params.initialization_options
     ls.settings.init_options = options
     if isinstance(options, Mapping):
-        ls.settings.workspace_trusted_by_editor = bool(
-            options.get("workspaceTrusted") or options.get("workspace_trusted")
+        ls.settings.workspace_trusted_by_editor = (
+            options.get("workspaceTrusted", options.get("workspace_trusted")) is True
+        )
+        ls.settings.configuration_trusted = (
+            options.get("configurationTrusted", options.get("configuration_trusted")) is True
         )
     folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
     if not folders and params.root_uri:
@@ -548,6 +575,7 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 async def on_shutdown(ls: RefactorServer, params: None) -> None:
     from .backends import close_clients
 
+    ls.shutdown_requested = True
     ls.cancel(None, "the server is shutting down")
     tasks = [r.task for r in ls.running.values()] + list(ls.background)
     for task in tasks:
@@ -556,6 +584,18 @@ async def on_shutdown(ls: RefactorServer, params: None) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait(tasks, timeout=1.0)
     await close_clients()
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: RefactorServer, params: None) -> None:
+    """End now, as the LSP spec says: 0 after `shutdown`, else 1. Streams still running end with the
+    process (their connections close), so no billed tokens keep coming; nothing waits for them."""
+    for running in ls.running.values():
+        running.task.cancel()
+    for handler in logging.getLogger("lsp_server").handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    os._exit(0 if ls.shutdown_requested else 1)
 
 
 _LOG_LEVELS = {

@@ -3,6 +3,13 @@
 Lowest to highest: built-in defaults, the user file, `initializationOptions`, the editor's
 `workspace/configuration` (section `refactorLsp`, scoped to the document) and the folder's
 `.refactor-lsp.toml`. Code actions read the cache (they must be instant); a refactor refreshes it.
+
+Who may decide where code and keys go: `initializationOptions` come from the user's own editor
+config (the VS Code extension, Neovim `setup()`, eglot's `eglot-server-programs`), so they are
+trusted. `workspace/configuration` answers may be filled from the repository (eglot reads
+`.dir-locals.el`, neoconf `.neoconf.json`), so they are not, unless the client says its answers
+cannot carry a repository's routing values (`initializationOptions.configurationTrusted`, sent by
+the VS Code extension, whose Workspace Trust restricts them) or the folder is trusted.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from .config import (
 SECTION = "refactorLsp"
 
 
-EDITOR_ONLY_KEYS = ("workspaceTrusted", "workspace_trusted")
+EDITOR_ONLY_KEYS = ("workspaceTrusted", "workspace_trusted", "configurationTrusted", "configuration_trusted")
 
 
 def settings_section(options: Any) -> Any:
@@ -45,6 +52,7 @@ class SettingsStore:
     workspace_folders: list[Path] = field(default_factory=list)
     init_options: Any = None
     workspace_trusted_by_editor: bool = False
+    configuration_trusted: bool = False  # the client's workspace/configuration answers are the user's alone
     _user: Layer | None = None
     _user_problem: str | None = None
     _editor: dict[str, Any] = field(default_factory=dict)  # folder key → workspace/configuration answer
@@ -100,12 +108,12 @@ class SettingsStore:
             return cached[1]
         editor: list[Layer] = []
         problems: list[str] = [self._user_problem] if self._user_problem else []
-        for source, value in (
-            ("initializationOptions", settings_section(self.init_options)),
-            ("editor settings", self._editor.get(key)),
+        for source, value, trusted in (
+            ("initializationOptions", settings_section(self.init_options), True),
+            ("editor settings", self._editor.get(key), self.configuration_trusted),
         ):
             try:
-                editor.append(editor_layer(value, source))
+                editor.append(editor_layer(value, source, trusted=trusted))
             except ConfigError as exc:
                 problems.append(str(exc))
         loaded = load_config(self.user(), editor, folder, self.workspace_trusted_by_editor)

@@ -201,11 +201,18 @@ class FakeBackend:
             self.replies.extend(replies)
 
     def reset(self) -> None:
+        """Forget everything a test could read back: queued replies, what was received, every count.
+
+        `open_connections` and `active_streams` describe connections alive now, so they stay.
+        """
         with self._lock:
             self.replies.clear()
             self.requests.clear()
             self.headers_seen.clear()
             self.first_content_sent_at.clear()
+            self.disconnects = 0
+            for name in self.counters:  # in place: a test may hold the dict
+                self.counters[name] = 0
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()

@@ -6,24 +6,44 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import atexit
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-STATE_DIR = Path(tempfile.mkdtemp(prefix="refactor-lsp-test-"))
-SERVER_ENV = {
-    "XDG_STATE_HOME": str(STATE_DIR / "state"),
-    "XDG_CONFIG_HOME": str(STATE_DIR / "config"),
-    "HOME": str(STATE_DIR / "home"),
-    "PATH": "/usr/bin:/bin",
-    "PYTHONUNBUFFERED": "1",
-}
-SERVER_CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=SERVER_ENV)
+
+class ServerSetup(NamedTuple):
+    """Where a test module's servers keep their state, their environment, and the config to start one."""
+
+    state_dir: Path
+    env: dict[str, str]
+    config: ClientServerConfig
+
+
+def server_setup() -> ServerSetup:
+    """A fresh folder for the servers' history, config and home, and a server config using it.
+
+    Call it once at the top of each test module (`STATE_DIR, SERVER_ENV, SERVER_CONFIG =
+    server_setup()`): one module's refactors never show up in another module's `showStats`.
+    """
+    state_dir = Path(tempfile.mkdtemp(prefix="refactor-lsp-test-"))
+    atexit.register(shutil.rmtree, state_dir, ignore_errors=True)
+    env = {
+        "XDG_STATE_HOME": str(state_dir / "state"),
+        "XDG_CONFIG_HOME": str(state_dir / "config"),
+        "HOME": str(state_dir / "home"),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONUNBUFFERED": "1",
+    }
+    return ServerSetup(
+        state_dir, env, ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=env)
+    )
 
 
 def _line_starts(text: str) -> list[int]:
@@ -77,6 +97,7 @@ class Editor:
         self.buffers: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self.edits_received: list[types.ApplyWorkspaceEditParams] = []
+        self.versions_at_edit: list[dict[str, int]] = []  # the buffers' versions when each edit arrived
         self.stats: list[dict[str, Any]] = []
         self.reject_next_edit: str | None = None
         self.reply_to_apply_edit = True
@@ -153,6 +174,7 @@ class Editor:
 
     async def _on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.edits_received.append(params)
+        self.versions_at_edit.append(dict(self.versions))
         self.edit_event.set()
         if not self.reply_to_apply_edit:
             await asyncio.sleep(3600)  # like Vim ALE: apply silently, never answer
@@ -212,6 +234,7 @@ class Editor:
         self.client.messages.clear()
         self.stats.clear()
         self.edits_received.clear()
+        self.versions_at_edit.clear()
         self.edit_event.clear()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -111,6 +112,37 @@ def test_lines_are_one_based_and_inclusive(project: dict[str, Any], fake_backend
     assert fake_backend.requests[0]["prediction"]["content"] == "def foo(radius):\n    return math.pi * radius**2\n"
 
 
+# A form feed and a line separator inside lines: str.splitlines() would count 5 lines, LSP counts 3.
+ODD_BREAKS = "foo = 1  # page\f break\nlabel = 'a\u2028b' + str(foo)\nfoo += 1\n"
+
+
+def test_lines_count_as_lsp_does_not_at_form_feeds(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    project["source"].write_text(ODD_BREAKS, encoding="utf-8", newline="")
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "3:3", "--json")
+    assert result.returncode == 0, result.stderr
+    assert fake_backend.requests[0]["prediction"]["content"] == "foo += 1\n"
+    assert json.loads(result.stdout)["new_text"] == ODD_BREAKS.replace("foo += 1", "bar += 1")
+    # Line 5 by str.splitlines() does not exist: refused, never the last line rewritten instead.
+    message = assert_clean_failure(refactor(project, "--instruction", "rename foo to bar", "--lines", "5:5"), 2)
+    assert "--lines 5:5 is outside the file's 3 lines" in message
+    assert len(fake_backend.requests) == 1
+
+
+def test_diff_keeps_form_feeds_inside_their_line(project: dict[str, Any]) -> None:
+    project["source"].write_text(ODD_BREAKS, encoding="utf-8", newline="")
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "2:2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "--- a/geometry.py\n"
+        "+++ b/geometry.py\n"
+        "@@ -1,3 +1,3 @@\n"
+        " foo = 1  # page\f break\n"
+        "-label = 'a\u2028b' + str(foo)\n"
+        "+label = 'a\u2028b' + str(bar)\n"
+        " foo += 1\n"
+    )
+
+
 def test_at_a_cursor_line_rewrites_the_enclosing_function(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     result = refactor(project, "--instruction", "rename radius to r", "--at", "9", "--json")
     assert result.returncode == 0, result.stderr
@@ -176,6 +208,79 @@ def test_write_keeps_crlf_line_endings(project: dict[str, Any]) -> None:
     result = refactor(project, "--instruction", "rename foo to bar", "--write")
     assert result.returncode == 0, result.stderr
     assert source.read_bytes() == SOURCE.replace("foo", "bar").replace("\n", "\r\n").encode()
+
+
+def files_in(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_write_never_follows_a_planted_temporary_file(project: dict[str, Any], tmp_path_factory) -> None:
+    """A repository that ships the old fixed temporary name as a symlink cannot make us write elsewhere."""
+    victim = tmp_path_factory.mktemp("home") / ".bashrc"
+    victim.write_text("export PATH=/usr/bin\n", encoding="utf-8")
+    victim.chmod(0o644)
+    planted = project["dir"] / ".geometry.py.refactor-lsp.tmp"
+    planted.symlink_to(victim)
+    before = files_in(project["dir"])
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text(encoding="utf-8") == "export PATH=/usr/bin\n"
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o644
+    source: Path = project["source"]
+    assert not source.is_symlink() and source.is_file()
+    assert source.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert planted.is_symlink() and planted.resolve() == victim  # left alone
+    assert files_in(project["dir"]) == before  # no temporary file left behind
+
+
+def test_write_through_a_symlink_edits_the_file_it_points_to(project: dict[str, Any]) -> None:
+    real = project["dir"] / "src" / "real_geometry.py"
+    real.parent.mkdir()
+    real.write_text(SOURCE, encoding="utf-8")
+    real.chmod(0o640)
+    link: Path = project["source"]
+    link.unlink()
+    link.symlink_to(Path("src") / "real_geometry.py")
+    before, before_src = files_in(project["dir"]), files_in(real.parent)
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(Path("src") / "real_geometry.py")
+    assert real.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert (files_in(project["dir"]), files_in(real.parent)) == (before, before_src)
+
+
+def test_write_refuses_a_read_only_file(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    source: Path = project["source"]
+    source.chmod(0o444)
+    before = files_in(project["dir"])
+    message = assert_clean_failure(refactor(project, "--instruction", "rename foo to bar", "--write"))
+    expected = "geometry.py is read-only; nothing was written (make it writable, or drop --write)"
+    assert message == f"refactor-lsp: {expected}\n"
+    assert source.read_text(encoding="utf-8") == SOURCE
+    assert stat.S_IMODE(source.stat().st_mode) == 0o444
+    assert files_in(project["dir"]) == before
+    assert fake_backend.requests == []  # refused before the model ran
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary_file(
+    project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process, so the disk can fail: fsync reports an I/O error after the bytes went out."""
+    from lsp_server.cli import main
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.chdir(project["dir"])
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    before = files_in(project["dir"])
+    code = main(["refactor", "geometry.py", "-i", "rename foo to bar", "--write", "--config", str(project["config"])])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err == "refactor-lsp: cannot write geometry.py: Input/output error; the file is unchanged\n"
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+    assert files_in(project["dir"]) == before
 
 
 def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_backend: FakeBackend) -> None:

@@ -11,7 +11,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.fake_backend import FakeBackend
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "clients-workspace"
 SOURCE = "# Grüße 👋 — 日本語\ndef greet(name):\n    label = '🎉 héllo ' + name  # e\u0301moji\n    return label\n"

@@ -397,3 +397,111 @@ def test_broken_workspace_file_is_reported_and_skipped(tmp_path: Path) -> None:
     assert len(loaded.problems) == 1
     assert loaded.problems[0].startswith(f"{folder / WORKSPACE_FILE}: ")
     assert "not valid TOML" in loaded.problems[0]
+
+
+# -- files and values that must not break anything -------------------------------------------------
+
+
+def test_a_file_that_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes("# café\n[refactor]\ntimeout_s = 5\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        read_toml(path)
+    assert str(path) in str(info.value) and "not UTF-8" in str(info.value)
+
+
+def test_a_workspace_file_that_is_not_utf8_leaves_the_rest_working(tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / WORKSPACE_FILE).write_bytes("# café\n[refactor]\ntimeout_s = 5\n".encode("latin-1"))
+    loaded = load_config(Layer("user.toml", USER_BACKENDS), [], folder)
+    assert loaded.config.backend().name == "mine"
+    assert loaded.config.refactor.timeout_s == RefactorSettings().timeout_s
+    (problem,) = loaded.problems
+    assert str(folder / WORKSPACE_FILE) in problem and "not UTF-8" in problem
+
+
+@pytest.mark.parametrize("key", ["timeout_s", "temperature", "idle_timeout_s", "connect_timeout_s"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-nan"])
+def test_non_finite_numbers_are_refused_by_name(tmp_path: Path, key: str, value: str) -> None:
+    user = Layer("user.toml", USER_BACKENDS)
+    path = write(tmp_path / "work" / WORKSPACE_FILE, f"[refactor]\n{key} = {value}\nmax_tokens = 77\n")
+    loaded = load_config(user, [], path.parent)
+    assert getattr(loaded.config.refactor, key) == getattr(RefactorSettings(), key)
+    assert loaded.config.refactor.max_tokens == 77  # the rest of the file still applies
+    assert any(f"refactor.{key}" in p and str(path) in p for p in loaded.problems)
+
+
+def test_nan_from_editor_settings_is_refused(tmp_path: Path) -> None:
+    layer = editor_layer({"refactor": {"temperature": float("nan"), "timeoutS": 9}})
+    loaded = load_config(Layer("user.toml", USER_BACKENDS), [layer])
+    assert loaded.config.refactor.temperature == 0.0 and loaded.config.refactor.timeout_s == 9
+    assert any("refactor.temperature" in p for p in loaded.problems)
+
+
+def test_check_names_a_user_file_that_is_not_utf8(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "config.toml"
+    path.write_bytes("# café\n".encode("latin-1"))
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "check", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert str(path) in done.stderr and "not UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+# -- the API key as it comes from the environment ----------------------------------------------------
+
+KEYED = build_config(
+    [
+        Layer(
+            "user.toml",
+            {
+                "backends": {"k": {"base_url": "https://x.example/v1", "model": "m", "api_key_env": "K"}},
+                "default_backend": "k",
+            },
+        )
+    ]
+).backend()
+
+
+def test_a_trailing_newline_in_the_key_is_dropped() -> None:
+    assert api_key(KEYED, {"K": "sk-abc123\n"}) == "sk-abc123"
+    assert api_key(KEYED, {"K": "  sk-abc123\r\n"}) == "sk-abc123"
+
+
+@pytest.mark.parametrize("value", ["sk-ab\u00e9c", "sk-ab c", "sk-ab\nc", "sk-\u200babc"])
+def test_a_malformed_key_is_refused_without_showing_it(value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        api_key(KEYED, {"K": value})
+    message = str(info.value)
+    assert "K" in message and "not a valid key" in message
+    assert value.strip() not in message and "sk-ab" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://127.1.2.3:8000/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://127.0.0.1.nip.io:8000/v1", False),
+        ("http://127.evil.example/v1", False),
+        ("http://localhost.evil.example/v1", False),
+        ("http://10.0.0.1/v1", False),
+    ],
+)
+def test_only_this_machine_counts_as_loopback(url: str, loopback: bool) -> None:
+    from lsp_server.config import is_loopback_url
+
+    assert is_loopback_url(url) is loopback
+    user = Layer("user.toml", {"backends": {"b": {"type": "vllm", "base_url": url, "model": "m"}}})
+    warned = any("unencrypted" in p for p in load_config(user).problems)
+    assert warned is not loopback

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -241,3 +243,37 @@ def test_raw_body_is_sent_verbatim(fake_backend: FakeBackend) -> None:
     status, events = post(fake_backend, chat())
     assert status == 200
     assert events == [{"choices": []}]
+
+
+def test_reset_forgets_every_count_and_record(make_fake) -> None:
+    fake = make_fake("vllm")
+    post(fake, chat())  # counts drafts, records the request, its headers and its first content
+    # A client that hangs up mid-answer is counted as a disconnect.
+    fake.enqueue(Reply(stall_after_chars=0, stall_s=10))
+    url = urlparse(fake.url)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        body = json.dumps(chat()).encode()
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        assert sock.recv(15) == b"HTTP/1.1 200 OK"
+        sock.shutdown(socket.SHUT_WR)  # hang up (a FIN; closing with unread data would reset instead)
+        deadline = time.monotonic() + 5
+        while fake.disconnects == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    fake.enqueue(Reply(status=503, error="still queued"))
+    assert fake.disconnects == 1 and fake.counters["drafted"] > 0 and fake.first_content_sent_at
+    assert len(fake.requests) == len(fake.headers_seen) == 2 and len(fake.replies) == 1
+
+    fake.reset()
+
+    assert (fake.requests, fake.headers_seen, fake.replies, fake.first_content_sent_at) == ([], [], [], [])
+    assert fake.disconnects == 0
+    assert fake.counters == {"accepted": 0, "drafted": 0}
+    status, metrics = get(fake, "/metrics")  # what a vLLM-metrics reader sees
+    assert status == 200
+    assert metrics == "vllm:spec_decode_num_accepted_tokens_total 0.0\nvllm:spec_decode_num_draft_tokens_total 0.0\n"
+    status, events = post(fake, chat())  # the queued 503 is gone: the default behaviour answers
+    assert status == 200 and text_of(events) == ANSWER.replace("items", "rows")

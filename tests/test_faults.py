@@ -18,7 +18,9 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_CONFIG, SERVER_ENV, STATE_DIR, Editor, capabilities, until
+from tests.lsp_harness import Editor, capabilities, server_setup, until
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "faults-workspace"
 SOURCE = "import os\n\n\ndef load(path):\n    data = open(path).read()\n    return data\n"
@@ -254,6 +256,59 @@ STREAMS = [
         ],
         status="applied",
         result=RENAMED,
+    ),
+    # An answer is complete only when its choice ended with finish_reason "stop".
+    Case(
+        "ends mid-answer without finish_reason, then [DONE]",
+        [Reply(raw_body=sse(chunk("", role=True), chunk(NEW_REGION[:-12])) + b"data: [DONE]\n\n")],
+        message=("without saying it was complete", "no finish_reason", "nothing was applied"),
+    ),
+    Case(
+        "ends mid-answer without finish_reason or [DONE]",
+        [Reply(raw_body=sse(chunk("", role=True), chunk(NEW_REGION[:-12])))],
+        message=("no finish_reason", "nothing was applied"),
+    ),
+    Case(
+        "whole answer but no finish_reason",
+        [Reply(raw_body=sse(chunk(NEW_REGION)) + b"data: [DONE]\n\n")],
+        message=("no finish_reason",),
+    ),
+    Case(
+        "content after the finish_reason",
+        [Reply(raw_body=sse(chunk(NEW_REGION), chunk(finish="stop"), chunk("import shutil\n")) + b"data: [DONE]\n\n")],
+        message=("malformed stream", "after the answer ended"),
+    ),
+    Case(
+        "a second choice interleaved",
+        [
+            Reply(
+                raw_body=sse(
+                    chunk(NEW_REGION[:20]),
+                    {
+                        **chunk("rm -rf /\n"),
+                        "choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": None}],
+                    },
+                    chunk(NEW_REGION[20:]),
+                    chunk(finish="stop"),
+                )
+                + b"data: [DONE]\n\n"
+            )
+        ],
+        message=("malformed stream", "second choice"),
+    ),
+    Case(
+        "length followed by stop",
+        [
+            Reply(
+                raw_body=sse(chunk(NEW_REGION[:30]), chunk(finish="length"), chunk(finish="stop")) + b"data: [DONE]\n\n"
+            )
+        ],
+        message=("malformed stream", "ended twice"),
+    ),
+    Case(
+        "finish_reason other than stop",
+        [Reply(raw_body=sse(chunk(NEW_REGION), chunk(finish="tool_calls")) + b"data: [DONE]\n\n")],
+        message=('finish_reason "tool_calls"', "nothing was applied"),
     ),
 ]
 

@@ -9,7 +9,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup, to_offset
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "fidelity-workspace"
 BIG = "".join(f"def f{i}(x):\n    return x + {i}  # 😀 {i}\n\n" for i in range(6_667))  # 20,001 lines
@@ -111,6 +113,80 @@ async def test_edit_yields_exactly_the_models_region(
     start = document.index(old_region)
     expected = document[:start] + new_region + document[start + len(old_region) :]
     assert editor.buffers[uri] == expected
+    assert_versioned_for_the_buffer_it_was_made_for(editor, uri)
     # Minimal: the edits cover only what changed, not the whole region.
     edits = editor.edits_received[-1].edit.document_changes[0].edits
     assert sum(len(e.new_text) for e in edits) < len(new_region)
+
+
+def assert_versioned_for_the_buffer_it_was_made_for(editor: Editor, uri: str) -> None:
+    """The edit names the version the buffer had when it arrived: a version-less edit is what lets an
+    editor apply a stale one over the user's typing."""
+    (change,) = editor.edits_received[-1].edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    assert change.text_document.uri == uri
+    assert change.text_document.version is not None
+    assert change.text_document.version == editor.versions_at_edit[-1][uri]
+
+
+# Astral characters (two UTF-16 units, four UTF-8 bytes, one code point) BEFORE the edit on the same
+# line: a server counting positions in the wrong unit puts the edit in the wrong place.
+# (name, document, cursor needle, region as the model rewrites it, the buffer after the edit)
+ASTRAL_LF = "# 😀 top\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x + '🇫🇷' + x  # 𝒳\n    return s\n"
+ASTRAL_LF_REGION = "def tag(x):\n    s = '😀𝒳🇫🇷' + x.upper() + '🇫🇷' + x  # 𝒳\n    return s\n"
+ASTRAL_LF_AFTER = "# 😀 top\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x.upper() + '🇫🇷' + x  # 𝒳\n    return s\n"
+ASTRAL_CASES = [
+    ("identifier after astral", ASTRAL_LF, "return s", ASTRAL_LF_REGION, ASTRAL_LF_AFTER),
+    (
+        "identifier after astral CRLF",
+        ASTRAL_LF.replace("\n", "\r\n"),
+        "return s",
+        ASTRAL_LF_REGION.replace("\n", "\r\n"),
+        ASTRAL_LF_AFTER.replace("\n", "\r\n"),
+    ),
+    (
+        "renamed after astral on two lines",
+        "def pick(item):\n    flag = '🇫🇷'; item_id = item  # 😀\n    return '𝒳😀' + item_id\n",
+        "return",
+        "def pick(item):\n    flag = '🇫🇷'; key = item  # 😀\n    return '𝒳😀' + key\n",
+        "def pick(item):\n    flag = '🇫🇷'; key = item  # 😀\n    return '𝒳😀' + key\n",
+    ),
+    (
+        "renamed after astral on two lines CRLF",
+        "def pick(item):\r\n    flag = '🇫🇷'; item_id = item  # 😀\r\n    return '𝒳😀' + item_id\r\n",
+        "return",
+        "def pick(item):\r\n    flag = '🇫🇷'; key = item  # 😀\r\n    return '𝒳😀' + key\r\n",
+        "def pick(item):\r\n    flag = '🇫🇷'; key = item  # 😀\r\n    return '𝒳😀' + key\r\n",
+    ),
+    (
+        "between the halves of a flag",
+        "def flag():\n    return '😀𝒳🇫🇷' + 'x'\n",
+        "return",
+        "def flag():\n    return '😀𝒳🇫🇮' + 'x'\n",
+        "def flag():\n    return '😀𝒳🇫🇮' + 'x'\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "document", "needle", "new_region", "after"), ASTRAL_CASES, ids=[c[0] for c in ASTRAL_CASES]
+)
+async def test_edit_after_astral_characters_lands_exactly(
+    client: LanguageClient, backend: FakeBackend, name: str, document: str, needle: str, new_region: str, after: str
+):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor.clear()
+    backend.reset()
+    uri = editor.open(WORKSPACE / f"astral_{name.replace(' ', '_')}.txt", document)
+    backend.enqueue(Reply(text=new_region))
+    result = await editor.execute(
+        "refactorLsp.refactor", {"uri": uri, "range": editor.cursor_at(uri, needle), "instruction": "rewrite"}
+    )
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == after
+    assert_versioned_for_the_buffer_it_was_made_for(editor, uri)
+    # The case proves something: an edit starts after astral characters on its line.
+    edits = editor.edits_received[-1].edit.document_changes[0].edits
+    starts = [to_offset(document, e.range.start.line, e.range.start.character, editor.encoding) for e in edits]
+    before_on_line = [document[document.rfind("\n", 0, start) + 1 : start] for start in starts]
+    assert any(ord(ch) > 0xFFFF for text in before_on_line for ch in text), before_on_line

@@ -16,7 +16,9 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_ENV, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "lifecycle-workspace"
 SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"

@@ -17,7 +17,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.cli import main
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 SPEC_URL = "http://127.0.0.1:8000/v1"
 PLAIN_URL = "http://127.0.0.1:8001/v1"

@@ -10,7 +10,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.fake_backend import FakeBackend, Reply
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities, until
+from tests.lsp_harness import Editor, capabilities, server_setup, until
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "workspace"
 

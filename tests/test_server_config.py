@@ -8,7 +8,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.fake_backend import FakeBackend
-from tests.lsp_harness import SERVER_CONFIG, STATE_DIR, Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 
 WORKSPACE = STATE_DIR / "config-workspace"
 USER_FILE = STATE_DIR / "config" / "refactor-lsp" / "config.toml"
@@ -147,5 +149,35 @@ async def test_untrusted_workspace_file_cannot_redirect_code(editor: Editor, bac
         assert "backends.fake.base_url" in warning and "backends.fake.api_key_env" in warning
         assert "backends.evil" in warning
         assert "trusted_workspaces" in warning and str(USER_FILE) in warning
+    finally:
+        workspace_file.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("# café\n[refactor]\nmax_tokens = 5\n".encode("latin-1"), "not UTF-8"),
+        (b"[refactor]\ntimeout_s = nan\ntemperature = nan\n", "refactor.timeout_s"),
+        (b"[refactor\nmax_tokens = 5\n", "not valid TOML"),
+    ],
+    ids=["latin-1", "nan", "not-toml"],
+)
+async def test_a_broken_workspace_file_is_named_and_never_disables_the_folder(
+    editor: Editor, backend: FakeBackend, content: bytes, named: str
+):
+    workspace_file = WORKSPACE / ".refactor-lsp.toml"
+    workspace_file.write_bytes(content)
+    try:
+        uri = editor.open(WORKSPACE / f"broken_{named.split()[-1].replace('.', '_')}.py", SOURCE)
+        assert await editor.code_actions(uri, editor.cursor_at(uri, "return"))  # still offered
+        result = await editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"},
+        )
+        assert result["status"] == "applied", result
+        assert editor.buffers[uri] == SOURCE.replace("name", "who")
+        assert backend.requests[-1]["temperature"] == 0.2  # the other layers still apply
+        problems = [m for m in editor.messages() if str(workspace_file) in m]
+        assert any(named in p for p in problems)  # one message per bad key, naming the file
     finally:
         workspace_file.unlink(missing_ok=True)

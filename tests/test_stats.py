@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from lsp_server import stats as stats_module
 from lsp_server.stats import (
@@ -16,6 +17,8 @@ from lsp_server.stats import (
     read_history,
     summarize_history,
 )
+from tests.fake_backend import FakeBackend
+from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
 
 
 def measured(**kwargs) -> RefactorStats:
@@ -171,3 +174,42 @@ def test_summarize_history_medians_and_speedup() -> None:
 
 def test_summarize_empty_history() -> None:
     assert summarize_history([]) == []
+
+
+# -- test isolation: every test module's servers keep their own history ---------------------------------
+
+
+async def _stats_after(setup: ServerSetup, backend: FakeBackend, refactor_first: bool) -> tuple[dict, list[str]]:
+    """Start a server as a test module does, optionally refactor once, then ask for `showStats`."""
+    client = await setup.config.start()
+    editor = Editor(client)
+    workspace = setup.state_dir / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    try:
+        if refactor_first:
+            uri = editor.open(workspace / "m.py", "def f(a):\n    return a\n")
+            args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename a to b"}
+            assert (await editor.execute("refactorLsp.refactor", args))["status"] == "applied"
+        summary = await editor.execute("refactorLsp.showStats")
+        return summary, editor.messages()
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: FakeBackend) -> None:
+    first_module, second_module = server_setup(), server_setup()
+    summary, _ = await _stats_after(first_module, fake_backend, refactor_first=True)
+    assert summary["count"] == 1
+    summary, messages = await _stats_after(second_module, fake_backend, refactor_first=False)
+    assert summary == {"count": 0, "backends": []}
+    assert messages[-1] == "refactor-lsp: no refactors recorded yet"
