@@ -7,32 +7,19 @@ another host. `initializationOptions` come from the user's own editor config and
 
 from __future__ import annotations
 
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities
+from tests.lsp_harness import Editor, capabilities, server_setup
 
-HOME = Path(tempfile.mkdtemp(prefix="refactor-lsp-trust-"))
-WORKSPACE = HOME / "cloned-repo"
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+WORKSPACE = STATE_DIR / "cloned-repo"
 SECRET = "sk-test-trust-channels-0123456789"
 SOURCE = "def greet(name):\n    return 'hello ' + name\n"
-CONFIG = ClientServerConfig(
-    server_command=[sys.executable, "-m", "lsp_server"],
-    server_env={
-        "XDG_STATE_HOME": str(HOME / "state"),
-        "XDG_CONFIG_HOME": str(HOME / "config"),
-        "HOME": str(HOME / "home"),
-        "PATH": "/usr/bin:/bin",
-        "GOOD_KEY": SECRET,
-    },
-)
+CONFIG = ClientServerConfig(server_command=SERVER_CONFIG.server_command, server_env={**SERVER_ENV, "GOOD_KEY": SECRET})
 
 
 @pytest.fixture(scope="module")
