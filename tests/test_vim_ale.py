@@ -11,7 +11,8 @@ ALE neither resolves code actions nor answers `workspace/configuration`, and it 
 `workspace/applyEdit` without replying: settings go in `initialization_options`, and the server
 reports the edit as sent but unconfirmed. ALE sends the word under the cursor as the range, which
 the server widens to the enclosing block for the instruction comment. Needs `vim` (+job +channel
-+timers) and ALE (Debian: `apt-get install vim-ale`; elsewhere set ALE_DIR); skipped without.
++timers) and ALE (Debian: `apt-get install vim-ale`; elsewhere set ALE_DIR); skipped without, and
+failed without when CI=true (tests/real_editors.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.fake_backend import FakeBackend
+from tests.real_editors import editor_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = ROOT / "editors" / "vim" / "refactor-lsp.vim"  # the setup editors/README.md gives
@@ -81,13 +83,13 @@ def find_ale() -> Path | None:
 @pytest.fixture(scope="module")
 def vim() -> str:
     if VIM is None:
-        pytest.skip("no vim: `apt-get install vim-ale` (Debian) brings Vim and ALE")
+        editor_missing("no vim: `apt-get install vim-ale` (Debian) brings Vim and ALE")
     version = subprocess.run([VIM, "--version"], capture_output=True, text=True, timeout=20).stdout
     missing = [f for f in ("+job", "+channel", "+timers", "+lambda") if f not in version.split()]
     if missing:
-        pytest.skip(f"{VIM} lacks {' '.join(missing)}, which ALE needs")
+        editor_missing(f"{VIM} lacks {' '.join(missing)}, which ALE needs: `apt-get install vim` (Debian's has them)")
     if find_ale() is None:
-        pytest.skip("no ALE: `apt-get install vim-ale` (Debian), or set ALE_DIR to an ALE checkout")
+        editor_missing("no ALE: `apt-get install vim-ale` (Debian), or set ALE_DIR to an ALE checkout")
     return VIM
 
 

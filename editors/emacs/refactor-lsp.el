@@ -11,6 +11,12 @@
 ;;
 ;; Eglot runs one language server per major mode and project: the modes listed here get
 ;; refactor-lsp instead of the server eglot would otherwise start for them.
+;;
+;; Backends (where your code and API keys are sent) belong in `refactor-lsp-settings', which
+;; eglot sends as initializationOptions, or in ~/.config/refactor-lsp/config.toml: both are yours
+;; alone.  A repository's .dir-locals.el can set `eglot-workspace-configuration' (eglot marks it
+;; safe), so the server takes only non-routing settings from it unless you trust the folder
+;; (see the docstring of `refactor-lsp-settings').
 
 (require 'eglot)
 
@@ -22,9 +28,20 @@
 
 (defvar refactor-lsp-settings nil
   "refactor-lsp settings, a plist sent as initializationOptions `(:refactorLsp SETTINGS)'.
-For example (:defaultBackend \"openai\").  Per project, set `eglot-workspace-configuration'
-in .dir-locals.el instead: ((nil . ((eglot-workspace-configuration
-                                      . (:refactorLsp (:defaultBackend \"openai\"))))))")
+Put your backends here (or in ~/.config/refactor-lsp/config.toml), with everything that decides
+where your code and keys go: `baseUrl', `apiKeyEnv', `headers', `type', `verifyTls',
+`metricsUrl', `fallback'.  For example:
+  (:defaultBackend \"mine\"
+   :backends (:mine (:type \"vllm\" :baseUrl \"http://127.0.0.1:8000/v1\" :model \"local\")))
+
+Per project, `eglot-workspace-configuration' in a .dir-locals.el may set only what does not
+route code or keys: `refactor' settings, `actions', a backend's `model' or `prediction', or
+`defaultBackend' among YOUR backends, e.g.
+  ((nil . ((eglot-workspace-configuration
+            . (:refactorLsp (:defaultBackend \"mine\" :refactor (:scope \"block\")))))))
+Eglot marks that variable safe, so any repository you open can set it: refactor-lsp ignores
+the routing keys it sets (and says so) unless you trust the folder, with
+trusted_workspaces = [\"/path/to/folder\"] in ~/.config/refactor-lsp/config.toml.")
 
 (add-to-list 'eglot-server-programs
              `(,refactor-lsp-modes

@@ -111,8 +111,10 @@ function H.start(opts)
     end,
   })
   if opts == false then
-    -- No setup(): only the shipped LSP config (lsp/refactor_lsp.lua), as `vim.lsp.enable` users have it.
-    vim.lsp.config('refactor_lsp', { cmd = H.spec.cmd, settings = { refactorLsp = H.spec.settings } })
+    -- No setup(): only the shipped LSP config (lsp/refactor_lsp.lua), as `vim.lsp.enable` users have it,
+    -- with the settings as the README says: backends in init_options (only `settings` can be filled
+    -- from a repository, by neoconf or exrc, so the server takes no routing keys from there).
+    vim.lsp.config('refactor_lsp', { cmd = H.spec.cmd, init_options = { refactorLsp = H.spec.settings } })
     vim.lsp.enable('refactor_lsp')
   else
     plugin.setup(vim.tbl_extend('force', { cmd = H.spec.cmd, settings = H.spec.settings }, opts or {}))

@@ -10,17 +10,22 @@ import {
   WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 import { RefactorStatus } from "./status";
+import { sectionForServer, userScopeValue } from "./trust";
 
 export const SECTION = "refactorLsp";
 export const REFACTOR = "refactorLsp.refactor";
-const CLIENT_ONLY_KEYS = ["server", "trace"]; // settings of this extension, not of the server
+
+/** A setting as the user's own scopes give it, ignoring the workspace's values unless it is trusted. */
+function setting<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  return vscode.workspace.isTrusted ? config.get<T>(key) : userScopeValue(config.inspect<T>(key));
+}
 
 /** The server program from the (machine-overridable) settings; `~` is the home directory. */
 export function serverOptions(): ServerOptions {
   const config = vscode.workspace.getConfiguration(SECTION);
   const home = (s: string): string => (s === "~" || s.startsWith("~/") ? os.homedir() + s.slice(1) : s);
-  const command = home(config.get<string>("server.command") || "refactor-lsp");
-  const args = (config.get<string[]>("server.args") ?? []).map(home);
+  const command = home(setting<string>(config, "server.command") || "refactor-lsp");
+  const args = (setting<string[]>(config, "server.args") ?? []).map(home);
   return { command, args, transport: TransportKind.stdio, options: { env: process.env } };
 }
 
@@ -30,16 +35,20 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
   const progress = new Map<string, { report: (percentage?: number, message?: string) => void; done: () => void }>();
 
   const middleware: Middleware = {
-    // The server's settings, without the ones only this extension reads.
+    // The server's settings, without the ones only this extension reads; in an untrusted workspace,
+    // where code and keys go comes from the user's settings only (src/trust.ts says why).
     workspace: {
       configuration: async (params, token, next) => {
         const result = await next(params, token);
         if (!Array.isArray(result)) return result;
         return result.map((value, i) => {
-          if (params.items[i]?.section !== SECTION || value === null || typeof value !== "object") return value;
-          const copy = { ...(value as Record<string, unknown>) };
-          for (const key of CLIENT_ONLY_KEYS) delete copy[key];
-          return copy;
+          const item = params.items[i];
+          if (item?.section !== SECTION || value === null || typeof value !== "object") return value;
+          const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+          const config = vscode.workspace.getConfiguration(SECTION, scope);
+          return sectionForServer(value as Record<string, unknown>, vscode.workspace.isTrusted, (key) =>
+            userScopeValue(config.inspect(key)),
+          );
         });
       },
     },
@@ -93,7 +102,12 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: SECTION },
     // The settings themselves arrive through workspace/configuration, per folder and always current.
-    initializationOptions: { workspaceTrusted: vscode.workspace.isTrusted, refactorLsp: {} },
+    // configurationTrusted: those answers never carry a repository's routing values (see the middleware).
+    initializationOptions: {
+      workspaceTrusted: vscode.workspace.isTrusted,
+      configurationTrusted: true,
+      refactorLsp: {},
+    },
     outputChannel: output,
     middleware,
   };

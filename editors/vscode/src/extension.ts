@@ -107,10 +107,8 @@ function isExecutable(file: string): boolean {
 }
 
 function describe(): string {
-  const config = vscode.workspace.getConfiguration(SECTION);
-  return [config.get<string>("server.command") || "refactor-lsp", ...(config.get<string[]>("server.args") ?? [])].join(
-    " ",
-  );
+  const { command, args } = serverOptions() as { command: string; args?: string[] };
+  return [command, ...(args ?? [])].join(" ");
 }
 
 function errorText(error: unknown): string {

@@ -2,6 +2,10 @@
 // by playwright-core in Debian's chromium, with the real language server (python -m lsp_server) and
 // the loopback fake backend (tests/fake_backend.py). Nothing touches the real home directory.
 //
+// Workspace Trust is on, as for users: the main folder is trusted at VS Code's startup prompt; the
+// last steps open an untrusted folder whose .vscode/settings.json and .refactor-lsp.toml point the
+// user's backend at another host (a loopback listener that records every connection).
+//
 //   bash scripts/setup-test-env.sh && npm run package && node test/e2e.mjs
 //
 // Environment: REFACTOR_LSP_PYTHON (a Python that imports lsp_server; default: the repo's .venv, else
@@ -45,6 +49,25 @@ def shout(words):
 `;
 const RENAMED = SAMPLE.replace("data = open", "content = open").replace("return data.", "return content.");
 const norm = (text) => text.replace(/\s+$/, "");
+
+/** A host a hostile repository points the backend at: counts every connection, keeps what it was sent,
+ *  and answers HTTP 503 so a refactor routed here fails fast. */
+async function startHostile() {
+  const hostile = { connections: 0, received: "", url: "" };
+  const server = net.createServer((socket) => {
+    hostile.connections++;
+    socket.on("error", () => {});
+    socket.on("data", (chunk) => {
+      hostile.received += chunk.toString("latin1");
+      socket.end("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  hostile.url = `http://127.0.0.1:${server.address().port}/v1`;
+  hostile.close = () => server.close();
+  return hostile;
+}
 
 // -- processes -----------------------------------------------------------------------------------
 const children = [];
@@ -136,6 +159,15 @@ async function openFile(page, name) {
   }
 }
 
+/** VS Code's startup question for a folder it has not seen: "Do you trust the authors ...?". */
+async function answerTrustPrompt(page, trust) {
+  const dialog = page.locator(".monaco-dialog-box").filter({ hasText: "trust the authors" });
+  await dialog.waitFor({ timeout: 60_000 });
+  await dialog.getByRole("button", { name: trust ? "Yes, I trust the authors" : "No, I don't trust the authors" }).click();
+  await dialog.waitFor({ state: "hidden", timeout: WAIT });
+}
+const restrictedMode = (page) => page.locator(".statusbar-item").filter({ hasText: "Restricted Mode" });
+
 /** Records, from now on, every progress notification and status bar spinner shown (however brief). */
 async function watchProgress(page) {
   await page.evaluate(() => {
@@ -199,6 +231,31 @@ async function main() {
   fs.mkdirSync(workspace, { recursive: true });
   const samplePath = path.join(workspace, "sample.py");
   fs.writeFileSync(samplePath, SAMPLE);
+
+  // A repository the user has not trusted: it points the user's backend `fake` at its own host, in
+  // every way a folder can: the restricted setting itself (VS Code drops it), a dotted key reaching
+  // inside it (VS Code lets it through), a claim of trust, and the folder's own .refactor-lsp.toml.
+  const hostile = await startHostile();
+  const untrusted = path.join(TMP, "untrusted-project");
+  fs.mkdirSync(path.join(untrusted, ".vscode"), { recursive: true });
+  fs.writeFileSync(path.join(untrusted, "sample.py"), SAMPLE);
+  fs.writeFileSync(
+    path.join(untrusted, ".vscode/settings.json"),
+    JSON.stringify(
+      {
+        "refactorLsp.backends": { fake: { type: "openai", baseUrl: hostile.url, model: "fake-model" } },
+        "refactorLsp.backends.fake.baseUrl": hostile.url,
+        "refactorLsp.workspaceTrusted": true,
+        "refactorLsp.trustedWorkspaces": [untrusted],
+      },
+      null,
+      2,
+    ),
+  );
+  fs.writeFileSync(
+    path.join(untrusted, ".refactor-lsp.toml"),
+    `default_backend = "fake"\n\n[backends.fake]\ntype = "openai"\nbase_url = "${hostile.url}"\nmodel = "fake-model"\n`,
+  );
   const userData = path.join(TMP, "user-data");
   const extensions = path.join(TMP, "extensions");
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
@@ -215,7 +272,8 @@ async function main() {
         "workbench.welcomePage.walkthroughs.openOnInstall": false,
         "chat.disableAIFeatures": true,
         "chat.commandCenter.enabled": false,
-        "security.workspace.trust.enabled": false,
+        "security.workspace.trust.enabled": true,
+        "security.workspace.trust.startupPrompt": "once",
         "telemetry.telemetryLevel": "off",
         "update.mode": "none",
         "extensions.autoCheckUpdates": false,
@@ -246,7 +304,7 @@ async function main() {
   start(
     CODE_SERVER,
     [...dirs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
-      "--disable-workspace-trust", "--disable-getting-started-override", "--ignore-last-opened", workspace],
+      "--disable-getting-started-override", "--ignore-last-opened", workspace],
     { env, cwd: workspace },
     "code-server",
   );
@@ -260,7 +318,7 @@ async function main() {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
   });
-  const page = browser.pages()[0] ?? (await browser.newPage());
+  let page = browser.pages()[0] ?? (await browser.newPage());
   const results = { passed: 0, failed: 0 };
   const step = async (name, body) => {
     const started = Date.now();
@@ -281,7 +339,9 @@ async function main() {
     await step("VS Code opens the workspace and the extension starts its server", async () => {
       await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
       await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      await answerTrustPrompt(page, true);
       await statusItem(page).first().waitFor({ timeout: 60_000 });
+      if (await restrictedMode(page).count()) throw new Error("the trusted folder opened in Restricted Mode");
       await openFile(page, "sample.py");
       await until("the sample in the editor", async () => (await editorText(page)).includes("def shout(words):") || (await editorText(page)));
     });
@@ -373,8 +433,60 @@ async function main() {
       await until("the second rename", async () => norm(await editorText(page)) === expected || (await editorText(page)), 60_000);
       await until("the spinner gone", async () => /^\d+ tok\/s · \d+%$/.test((await statusItem(page).first().innerText()).trim()));
       await page.screenshot({ path: path.join(RESULTS, "success.png") });
+      await page.keyboard.press("Control+S"); // nothing unsaved when the window goes
+    });
+
+    await step("in an untrusted folder, its settings cannot send code elsewhere: the user's backend refactors", async () => {
+      await page.close();
+      page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(untrusted)}`);
+      await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      await answerTrustPrompt(page, false);
+      await restrictedMode(page).first().waitFor({ timeout: WAIT });
+      await statusItem(page).first().waitFor({ timeout: 60_000 });
+      await openFile(page, "sample.py");
+      await until("the sample in the editor", async () => (await editorText(page)).includes("def shout(words):") || (await editorText(page)));
+      await page.locator(".editor-instance .view-line").filter({ hasText: "return" }).first().click(); // inside load()
+      await palette(page, "Refactor with Prediction...");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget input").fill("rename data to content");
+      await page.keyboard.press("Enter");
+      const reached = async () => {
+        await new Promise((r) => setTimeout(r, 300)); // let the request's bytes arrive, to show them
+        return new Error(`the untrusted folder's host got ${hostile.connections} connection(s):\n${hostile.received.slice(0, 600)}`);
+      };
+      await until("the renamed code in the editor", async () => {
+        if (hostile.connections) throw await reached();
+        return norm(await editorText(page)) === norm(RENAMED) || (await editorText(page));
+      });
+      await toast(page, /refactor-lsp: refactor .* tok\/s · prediction \d+% accepted/).first().waitFor({ timeout: WAIT });
+      // The server said what it ignored (the folder's .refactor-lsp.toml), and nothing reached that host.
+      await toast(page, "ignored backends.fake.base_url").first().waitFor({ timeout: WAIT });
+      if (hostile.connections) throw await reached();
+      await page.screenshot({ path: path.join(RESULTS, "untrusted.png") });
+      await page.keyboard.press("Control+Z");
+      await until("the edit undone", async () => norm(await editorText(page)) === norm(SAMPLE) || (await editorText(page)));
+    });
+
+    await step("the control: once the user trusts that folder, its settings do route (so the step above can fail)", async () => {
+      await palette(page, "Workspaces: Manage Workspace Trust");
+      const trustButton = page.locator(".workspace-trust-editor .monaco-button").filter({ hasText: /^Trust( Folder)?$/ }).first();
+      await trustButton.click({ timeout: WAIT });
+      await until("Restricted Mode gone", async () => (await restrictedMode(page).count()) === 0);
+      const modal = page.locator(".monaco-modal-editor-block"); // the trust editor opens as a modal editor
+      if (await modal.count()) await palette(page, "View: Close Editor");
+      await modal.first().waitFor({ state: "hidden", timeout: WAIT });
+      await openFile(page, "sample.py");
+      await page.locator(".editor-instance .view-line").filter({ hasText: "return" }).first().click();
+      await palette(page, "Refactor with Prediction...");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget input").fill("rename data to content");
+      await page.keyboard.press("Enter");
+      await until("a connection to the folder's host", async () => hostile.connections > 0 || hostile.connections);
+      if (!/POST \/v1\/chat\/completions/.test(hostile.received)) throw new Error(`not a refactor request: ${hostile.received.slice(0, 300)}`);
     });
   } finally {
+    hostile.close();
     console.log(`vscode e2e: ${results.passed} passed, ${results.failed} failed`);
     if (results.failed) {
       for (const name of ["server.log", "code-server.log", "fake-backend.log"]) {

@@ -33,8 +33,12 @@ local function root_dir(config)
   return vim.fn.getcwd()
 end
 
+--- The settings the check runs with: `init_options` (setup()'s settings, or yours in vim.lsp.config),
+--- the channel only you control. `settings` (answered to workspace/configuration) can be filled from
+--- a repository (neoconf's .neoconf.json, exrc), so its backends are not probed here, as the server
+--- takes no routing keys from it either unless the folder is trusted.
 local function settings_json(config)
-  local settings = vim.tbl_get(config, 'settings', 'refactorLsp') or vim.tbl_get(config, 'init_options', 'refactorLsp')
+  local settings = vim.tbl_get(config, 'init_options', 'refactorLsp')
   if type(settings) ~= 'table' or next(settings) == nil then
     return nil
   end
@@ -118,9 +122,17 @@ function M.check()
   local json = settings_json(config)
   if json then
     vim.list_extend(args, { '--settings', json })
-    health.info('with the settings given to setup() (the refactorLsp section) over the config files')
+    health.info('with the settings given to setup() (init_options.refactorLsp) over the config files')
   else
     health.info('no settings given to setup(): the config files only')
+    local answered = vim.tbl_get(config, 'settings', 'refactorLsp')
+    if type(answered) == 'table' and answered.backends ~= nil then
+      health.warn(
+        'backends set only in `settings` (workspace/configuration) are ignored unless the folder is trusted: '
+          .. 'a repository can fill that channel',
+        { "put them in setup({ settings = ... }) or in vim.lsp.config's init_options.refactorLsp" }
+      )
+    end
   end
   local result = run(args, opts)
   if json and (result.stderr or ''):match('unrecognized arguments: %-%-settings') then
