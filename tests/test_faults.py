@@ -26,6 +26,11 @@ WORKSPACE = STATE_DIR / "faults-workspace"
 SOURCE = "import os\n\n\ndef load(path):\n    data = open(path).read()\n    return data\n"
 REGION = "def load(path):\n    data = open(path).read()\n    return data\n"
 RENAMED = SOURCE.replace("data", "content")
+DOCUMENTED = (
+    "def load(path):\n"
+    '    """Read a file.\n\n    ```python\n    >>> load("a.txt")\n    \'text\'\n    ```\n    """\n'
+    "    data = open(path).read()\n    return data\n"
+)
 SECRET = "sk-test-NEVER-SHOW-THIS-KEY-0123456789"
 CONFIG = ClientServerConfig(
     server_command=SERVER_CONFIG.server_command,
@@ -164,6 +169,28 @@ FAULTS = [
         [Reply(text="Here you go:\n```python\n" + REGION.replace("data", "content") + "```\n")],
         status="applied",
         result=RENAMED,
+    ),
+    Case(
+        "docstring with a fenced example (a correct answer)",
+        [Reply(text=DOCUMENTED)],
+        status="applied",
+        result=SOURCE.replace(REGION, DOCUMENTED),
+    ),
+    Case(
+        "think inside a string literal (a correct answer)",
+        [Reply(text=REGION.replace("data", "content").replace(".read()", '.read()  # "<think>x</think>"'))],
+        status="applied",
+        result=RENAMED.replace(".read()", '.read()  # "<think>x</think>"'),
+    ),
+    Case(
+        "the whole file echoed between the markers",
+        [Reply(text="import os\n\n\n<<<REGION\n" + REGION.replace("data", "content") + "REGION>>>\n")],
+        message=("region markers", "nothing was applied"),
+    ),
+    Case(
+        "prose after the code",
+        [Reply(text=REGION.replace("data", "content") + "\nThis renames the variable data to content everywhere.\n")],
+        message=("explanation after its code", "nothing was applied"),
     ),
     Case(
         "think block",
