@@ -24,6 +24,7 @@ import shlex
 import shutil
 import statistics
 import sys
+import textwrap
 import time
 import tomllib
 from collections.abc import Callable, Iterable
@@ -843,7 +844,8 @@ class ProgressDisplay:
         tokens = run.value("completion_tokens")
         detail = f"{latency}, {tokens} tok" if tokens is not None else latency
         if run.outcome in ("refused", "error"):
-            detail += f" — {run.outcome}: {run.message[:120]}"
+            # A whole reason, or as many whole words as fit: never a word cut in half.
+            detail += f" — {run.outcome}: {textwrap.shorten(run.message, 160, placeholder=' …')}"
         self.stream.write(f"bench: {self.done_count}/{self.total} {self.current}: {detail}\n")
         self.stream.flush()
 

@@ -276,23 +276,37 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _logging_options(defaults: bool) -> argparse.ArgumentParser:
+    """-v and --log-file, accepted before or after the subcommand. A subcommand's copies default to
+    "not given" (SUPPRESS), so flags given before the subcommand are not overwritten by defaults."""
+    options = argparse.ArgumentParser(add_help=False)
+    unset = {} if defaults else {"default": argparse.SUPPRESS}
+    options.add_argument(
+        "--log-file", help="also write the log to this file (user-only permissions)", **({"default": None} | unset)
+    )
+    options.add_argument(
+        "-v", "--verbose", action="count", help="more logging (-vv for debug)", **({"default": 0} | unset)
+    )
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="refactor-lsp",
         description="Language server for fast, safe refactors with predicted outputs. "
         "With no subcommand it serves LSP on stdin/stdout.",
+        parents=[_logging_options(defaults=True)],
     )
     parser.add_argument("--version", action="version", version=f"refactor-lsp {__version__}")
-    parser.add_argument("--log-file", help="also write the server's log to this file (user-only permissions)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
     sub = parser.add_subparsers(dest="command")
+    common = [_logging_options(defaults=False)]
 
-    serve = sub.add_parser("serve", help="run the language server on stdio (the default)")
-    serve.add_argument("--log-file")
-    serve.add_argument("-v", "--verbose", action="count", default=0)
+    sub.add_parser("serve", help="run the language server on stdio (the default)", parents=common)
 
-    refactor = sub.add_parser("refactor", help="rewrite part of a file and print the diff and the speed")
+    refactor = sub.add_parser(
+        "refactor", help="rewrite part of a file and print the diff and the speed", parents=common
+    )
     refactor.add_argument("path")
     refactor.add_argument("--instruction", "-i", required=True, help="what to do, in words")
     refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
@@ -303,12 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
     refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
     refactor.add_argument("--json", action="store_true", help='print {"new_text": ..., "stats": {...}}')
 
-    check = sub.add_parser("check", help="validate the config and reach the backend")
+    check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
     check.add_argument("--backend")
     check.add_argument("--config")
     check.add_argument("--settings", help="editor settings as JSON (the refactorLsp section), over the config files")
 
-    bench = sub.add_parser("bench", help="measure the same edits with and without prediction")
+    bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
     bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
@@ -327,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in (None, "serve"):
             return _serve(args)
+        from .logs import configure_cli_logging
+
+        configure_cli_logging(args.verbose, args.log_file)
         if args.command == "refactor":
             return asyncio.run(_refactor(args))
         if args.command == "check":

@@ -630,8 +630,7 @@ def serve(log_file: str | None = None, verbose: int = 0) -> None:
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package_log.addHandler(handler)
     if log_file:
-        fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        file_handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        package_log.addHandler(file_handler)
+        from .logs import file_handler
+
+        package_log.addHandler(file_handler(log_file))
     server.start_io()

@@ -375,3 +375,19 @@ def test_markdown_escapes_and_bolds_the_total() -> None:
     text = render_markdown(report)
     assert "a\\|b" in text and "| **all tasks** |" in text and "| t | rewrite |" in text
     assert "**2.00×**" in text and "not reported" in text
+
+
+def test_progress_lines_keep_whole_words() -> None:
+    import io
+
+    from lsp_server.bench import ProgressDisplay, Run
+
+    out = io.StringIO()
+    display = ProgressDisplay(1, stream=out, tty=False)
+    display.begin("task", "prediction", 0)
+    reason = "the model's answer was cut off at its token limit, so nothing was applied — " + "select less " * 20
+    display.done(Run("task", "prediction", 0, True, "b", "refused", message=reason))
+    line = out.getvalue().strip()
+    assert line.endswith(" …") and "refused: the model's answer was cut off" in line
+    kept = line.split("refused: ", 1)[1].removesuffix(" …").split()
+    assert all(word in reason.split() for word in kept)  # every word whole

@@ -468,3 +468,25 @@ def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path: Path) 
     assert done.returncode == 1
     assert "http://127.0.0.1:8000/v1: connection refused" in done.stdout
     assert "make vllm-up" in done.stdout
+
+
+def test_logging_flags_work_before_and_after_the_subcommand(project: dict[str, Any], fake_backend: FakeBackend):
+    source, cwd, config = project["source"], project["dir"], project["config"]
+    log = cwd / "refactor.log"
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    # Before the subcommand: not overwritten by the subcommand's defaults.
+    done = run_cli(
+        "-v", "--log-file", str(log), "refactor", str(source), "-i", "rename foo to area", config=config, cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr
+    assert "retry" in log.read_text(encoding="utf-8") and "retry" in done.stderr  # -v: info on stderr too
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    # After the subcommand: accepted.
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    done = run_cli("refactor", str(source), "-i", "rename foo to area", "-v", config=config, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert "retry" in done.stderr
+    # Without -v: no info lines, only the outcome.
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    done = run_cli("refactor", str(source), "-i", "rename foo to area", config=config, cwd=cwd)
+    assert done.returncode == 0 and "INFO" not in done.stderr

@@ -1,0 +1,38 @@
+"""Where the log goes: a user-only file, and stderr for the command-line subcommands.
+
+The language server adds its own handler that forwards to the editor (`window/logMessage`);
+nothing is ever printed to stdout by the server (it is the protocol stream).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+PACKAGE = "lsp_server"
+
+
+def level_for(verbose: int) -> int:
+    return logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+
+
+def file_handler(path: str) -> logging.Handler:
+    """Append to `path`, created readable by the user only (the log may hold code)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    return handler
+
+
+def configure_cli_logging(verbose: int, log_file: str | None) -> None:
+    """`refactor`, `check`, `bench`: warnings to stderr (-v info, -vv debug), and the file if asked."""
+    package_log = logging.getLogger(PACKAGE)
+    package_log.setLevel(min(level_for(verbose), logging.INFO) if log_file else level_for(verbose))
+    package_log.propagate = False
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(level_for(verbose))
+    stderr.setFormatter(logging.Formatter("refactor-lsp: %(levelname)s %(name)s: %(message)s"))
+    package_log.addHandler(stderr)
+    if log_file:
+        package_log.addHandler(file_handler(log_file))
