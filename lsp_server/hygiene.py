@@ -48,6 +48,11 @@ def _content(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def _stripped_lines(text: str) -> set[str]:
+    """The text's lines without their indentation and endings: what an answer line is compared with."""
+    return {_content(line).strip() for line in split_lines(text)}
+
+
 def strip_think(text: str, original: str) -> str:
     """Remove a `<think>...</think>` block that opens the answer (and only there)."""
     stripped = text.lstrip()
@@ -74,7 +79,7 @@ def strip_fence(text: str, original: str) -> str:
     first_original = next((line for line in split_lines(original) if line.strip()), "")
     if _FENCE.fullmatch(_content(first_original)):
         return text
-    lines = [line for line in split_lines(text)]
+    lines = split_lines(text)
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -82,8 +87,7 @@ def strip_fence(text: str, original: str) -> str:
     if not lines:
         return text
     opening = 0
-    original_lines = {_content(line).strip() for line in split_lines(original)}
-    if _content(lines[0]).rstrip().endswith(":") and _content(lines[0]).strip() not in original_lines:
+    if _content(lines[0]).rstrip().endswith(":") and _content(lines[0]).strip() not in _stripped_lines(original):
         opening = 1  # "Here is the updated code:" then the fence
         while opening < len(lines) and not lines[opening].strip():
             opening += 1
@@ -190,13 +194,12 @@ def prose_after_code(text: str, original: str) -> str | None:
     lines = [_content(line) for line in split_lines(text)]
     while lines and not lines[-1].strip():
         lines.pop()
-    original_lines = {_content(line).strip() for line in split_lines(original)}
     # The answer's last paragraph: after its last blank line.
     start = max((i + 1 for i, line in enumerate(lines) if not line.strip()), default=0)
     if start == 0:
         return None
     first = lines[start]
-    if first.strip() in original_lines or first[:1].isspace() or len(first.split()) < 4:
+    if first.strip() in _stripped_lines(original) or first[:1].isspace() or len(first.split()) < 4:
         return None
     return first if _PROSE_AFTER.match(first) else None
 
@@ -269,8 +272,7 @@ def clean_output(
             "rephrase the instruction or try another model"
         )
     first_line = _content(split_lines(text.lstrip("\r\n"))[0])
-    original_lines = {_content(line).strip() for line in split_lines(original)}
-    if _PROSE_START.match(first_line) and first_line.strip() not in original_lines:
+    if _PROSE_START.match(first_line) and first_line.strip() not in _stripped_lines(original):
         raise UnusableOutput(
             f'the model wrote an explanation before its code ("{first_line.strip()[:80]}"), so nothing was '
             "applied — run it again or rephrase the instruction"
