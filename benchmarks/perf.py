@@ -415,9 +415,9 @@ async def direct_call(client: Any, request: dict[str, Any]) -> tuple[float, str]
 async def bench_overhead(pairs: int) -> None:
     from openai import AsyncOpenAI
 
-    from lsp_server import backends as backends_module
     from lsp_server.config import build_config, editor_layer
-    from lsp_server.refactor import RefactorRequest, plan_refactor
+    from lsp_server.engine import Engine
+    from lsp_server.refactor import RefactorRequest
     from tests.fake_backend import FakeBackend
 
     text = inputs.python_file(2_000)
@@ -447,7 +447,7 @@ async def bench_overhead(pairs: int) -> None:
         # The request the pipeline builds, exactly as the server builds it (checked against the probe).
         config = build_config([editor_layer(options)])
         offset = text.index(f"total_{n} = 0")
-        plan = plan_refactor(
+        plan = Engine().plan(
             RefactorRequest(
                 path=str(WORKSPACE / "overhead.py"),
                 text=text,
@@ -462,7 +462,7 @@ async def bench_overhead(pairs: int) -> None:
             "model": "fake-model",
             "messages": plan.prompt.messages,
             "temperature": config.refactor.temperature,
-            "max_tokens": backends_module.default_max_tokens(len(plan.prompt.prediction), config.refactor),
+            "max_tokens": plan.max_tokens,
             "stream": True,
             "stream_options": {"include_usage": True},
             "prediction": {"type": "content", "content": plan.prompt.prediction},
@@ -750,14 +750,15 @@ async def bench_streaming(runs: int) -> None:
 async def scope_pair(
     kind: str, url: str, model: str, text: str, needle: str, instruction: str, reps: int, **refactor: Any
 ) -> None:
-    from lsp_server import backends as backends_module
     from lsp_server.config import build_config, editor_layer
-    from lsp_server.refactor import RefactorRequest, run_refactor
+    from lsp_server.engine import Engine
+    from lsp_server.refactor import RefactorRequest
 
     backend = {"type": kind, "baseUrl": url, "model": model}
     config = build_config([editor_layer(settings({"b": backend}, "b", maxRegionChars=400_000, **refactor))])
     offset = text.index(needle)
     results: dict[str, list[Any]] = {"block": [], "file": []}
+    engine = Engine()
     try:
         for _ in range(reps):
             for scope in ("block", "file"):  # interleaved
@@ -770,9 +771,9 @@ async def scope_pair(
                     language_id="python",
                     scope="auto" if scope == "block" else "file",
                 )
-                results[scope].append(await run_refactor(request, config))
+                results[scope].append(await engine.refactor(request, config))
     finally:
-        await backends_module.close_clients()
+        await engine.close()
     block, whole = results["block"], results["file"]
     same = all(r.new_text == whole[0].new_text for r in block + whole)
     changed = block[0].new_text != text
@@ -861,9 +862,9 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
     """Scoped vs whole-file on the real local vLLM. Its tiny model cannot perform the edit (it loops
     until the token cap), so the answers are measured even when the pipeline refuses to apply them,
     and the ratios are reported as information, not as a verdict on the target."""
-    from lsp_server import backends as backends_module
     from lsp_server.config import build_config, editor_layer
-    from lsp_server.refactor import RefactorError, RefactorRequest, run_refactor
+    from lsp_server.engine import Engine
+    from lsp_server.refactor import RefactorError, RefactorRequest
 
     backend = {"type": "vllm", "baseUrl": LOCAL_VLLM, "model": model}
     config = build_config(
@@ -874,6 +875,7 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
     offset = text.index(needle)
     measured: dict[str, Any] = {}
     refused = 0
+    engine = Engine()
     try:
         for scope in ("block", "file"):
             request = RefactorRequest(
@@ -886,14 +888,14 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
                 scope="auto" if scope == "block" else "file",
             )
             try:
-                measured[scope] = (await run_refactor(request, config)).stats
+                measured[scope] = (await engine.refactor(request, config)).stats
             except RefactorError as exc:
                 if exc.stats is None:
                     raise
                 measured[scope] = exc.stats
                 refused += 1
     finally:
-        await backends_module.close_clients()
+        await engine.close()
     block, whole = measured["block"], measured["file"]
     token_ratio = (whole.completion_tokens or 0) / (block.completion_tokens or 1)
     time_ratio = whole.latency_ms / block.latency_ms if block.latency_ms else float("inf")

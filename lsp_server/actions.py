@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "
-REFACTOR_COMMAND = "refactorLsp.refactor"
 
 
 def kind_requested(only: list[str] | None) -> bool:

@@ -9,15 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lsprotocol import types
 
 from .edits import PositionMapper, Replacement, rebase
 from .refactor import RefactorResult
-
-if TYPE_CHECKING:
-    from .server import RefactorServer
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +22,22 @@ STALE_MESSAGE = "the buffer changed while the refactor ran; nothing was applied 
 PREVIEW_ANNOTATION = "refactor-lsp"
 APPLY_REPLY_TIMEOUT_S = 10.0
 UNADVERTISED_APPLY_TIMEOUT_S = 2.0
+
+
+class Editor(Protocol):
+    """What applying needs of the editor (the server implements it; tests may fake it)."""
+
+    @property
+    def encoding(self) -> str: ...
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities: ...
+
+    def current_document(self, uri: str) -> tuple[str, int | None]:
+        """The document's text and version now."""
+        ...
+
+    async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult: ...
 
 
 @dataclass(frozen=True)
@@ -73,10 +86,9 @@ def workspace_edit(
 
 
 async def apply_result(
-    ls: RefactorServer, uri: str, snapshot_version: int | None, result: RefactorResult, preview: bool
+    editor: Editor, uri: str, snapshot_version: int | None, result: RefactorResult, preview: bool
 ) -> ApplyOutcome:
-    document = ls.workspace.get_text_document(uri)
-    current_text, current_version = document.source, document.version
+    current_text, current_version = editor.current_document(uri)
     edits = result.edits
     note = None
     if current_version != snapshot_version or current_text != result.text:
@@ -86,7 +98,7 @@ async def apply_result(
             return ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning)
         edits = rebased
         note = "applied on top of the changes you made meanwhile"
-    caps = ls.client_capabilities.workspace
+    caps = editor.client_capabilities.workspace
     workspace_caps = caps.workspace_edit if caps else None
     document_changes = bool(workspace_caps and workspace_caps.document_changes)
     can_preview = (
@@ -97,7 +109,7 @@ async def apply_result(
         current_version,
         current_text,
         edits,
-        ls.encoding,
+        editor.encoding,
         document_changes=document_changes,
         preview=preview and can_preview,
         label="Refactor with prediction",
@@ -106,7 +118,7 @@ async def apply_result(
     timeout = APPLY_REPLY_TIMEOUT_S if advertised else UNADVERTISED_APPLY_TIMEOUT_S
     try:
         reply = await asyncio.wait_for(
-            ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="Refactor with prediction")),
+            editor.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="Refactor with prediction")),
             timeout,
         )
     except TimeoutError:

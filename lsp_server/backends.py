@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import random
 import ssl
 import time
@@ -96,63 +95,68 @@ def read_acceptance(chunk: dict[str, Any]) -> Acceptance | None:
     return None
 
 
-# Backends that said no to the `prediction` field, for the life of the process.
-_prediction_refused: set[tuple[str, str, str]] = set()
-
-
-def _identity(backend: BackendConfig) -> tuple[str, str, str]:
-    return backend.name, backend.base_url, backend.model
-
-
-def uses_prediction(backend: BackendConfig, override: bool | None = None) -> str:
+def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool) -> str:
     """How the prediction reaches the model: "field" (the request's `prediction`), "prompt" (local
-    servers draft from the prompt by n-gram lookup) or "off"."""
+    servers draft from the prompt by n-gram lookup) or "off". `refused`: this backend said no to the
+    field earlier (the engine remembers that)."""
     if override is False or backend.prediction == "never":
         return "off"
     if backend.prediction == "always":
         return "field"
     if backend.type in LOCAL_SPECULATION_TYPES:
         return "prompt"
-    return "off" if _identity(backend) in _prediction_refused else "field"
+    return "off" if refused else "field"
 
 
-_clients: dict[str, AsyncOpenAI] = {}
+class ClientPool:
+    """One SDK client per backend, key and timeouts, so connections are reused between refactors.
 
+    Its connections belong to the event loop that made them: close the pool before that loop ends.
+    """
 
-def _client(backend: BackendConfig, settings: RefactorSettings) -> AsyncOpenAI:
-    """One SDK client per backend and key, so connections are reused between refactors."""
-    try:
-        key = api_key(backend)
-    except ConfigError as exc:
-        raise BackendError(str(exc)) from None
-    cache_key = repr((backend, settings.connect_timeout_s, settings.idle_timeout_s, hash(key)))
-    client = _clients.get(cache_key)
-    if client is None:
-        from openai import AsyncOpenAI, DefaultAsyncHttpx2Client, Timeout
+    def __init__(self) -> None:
+        self._clients: dict[tuple[Any, ...], AsyncOpenAI] = {}
 
-        # Our own loop enforces the first-token and idle timeouts precisely; the socket's read timeout
-        # is only a backstop above both, so the user gets the message that names the right setting.
-        read = max(settings.first_token_timeout_s, settings.idle_timeout_s) + 5.0
-        timeout = Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
-        http_client = DefaultAsyncHttpx2Client(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
-        client = AsyncOpenAI(
-            api_key=key or "no-key",
-            base_url=backend.base_url,
-            max_retries=0,
-            timeout=timeout,
-            default_headers=backend.headers or None,
-            http_client=http_client,
+    def get(self, backend: BackendConfig, settings: RefactorSettings) -> AsyncOpenAI:
+        try:
+            key = api_key(backend)
+        except ConfigError as exc:
+            raise BackendError(str(exc)) from None
+        identity = (
+            backend.base_url,
+            backend.verify_tls,
+            tuple(sorted(backend.headers.items())),
+            hash(key),
+            settings.connect_timeout_s,
+            settings.first_token_timeout_s,
+            settings.idle_timeout_s,
         )
-        _clients[cache_key] = client
-    return client
+        client = self._clients.get(identity)
+        if client is None:
+            from openai import AsyncOpenAI, DefaultAsyncHttpx2Client, Timeout
 
+            # Our own loop enforces the first-token and idle timeouts precisely; the socket's read timeout
+            # is only a backstop above both, so the user gets the message that names the right setting.
+            read = max(settings.first_token_timeout_s, settings.idle_timeout_s) + 5.0
+            timeout = Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
+            http_client = DefaultAsyncHttpx2Client(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
+            client = AsyncOpenAI(
+                api_key=key or "no-key",
+                base_url=backend.base_url,
+                max_retries=0,
+                timeout=timeout,
+                default_headers=backend.headers or None,
+                http_client=http_client,
+            )
+            self._clients[identity] = client
+        return client
 
-async def close_clients() -> None:
-    clients = list(_clients.values())
-    _clients.clear()
-    for client in clients:
-        with contextlib.suppress(Exception):
-            await client.close()
+    async def close(self) -> None:
+        clients = list(self._clients.values())
+        self._clients.clear()
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
 
 
 def _redact(text: str, backend: BackendConfig) -> str:
@@ -241,11 +245,11 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
-async def list_models(backend: BackendConfig, settings: RefactorSettings) -> list[str]:
+async def list_models(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings) -> list[str]:
     """The models the server offers (GET /models); a BackendError says why not."""
     import openai
 
-    client = _client(backend, settings)
+    client = clients.get(backend, settings)
     try:
         page = await asyncio.wait_for(client.models.list(), timeout=settings.connect_timeout_s + 5)
     except TimeoutError:
@@ -287,11 +291,15 @@ class StreamRequest:
 
 
 async def _stream_once(
-    backend: BackendConfig, settings: RefactorSettings, request: StreamRequest, on_delta: DeltaCallback | None
+    clients: ClientPool,
+    backend: BackendConfig,
+    settings: RefactorSettings,
+    request: StreamRequest,
+    on_delta: DeltaCallback | None,
 ) -> Completion:
     import openai
 
-    client = _client(backend, settings)
+    client = clients.get(backend, settings)
     extra: dict[str, Any] = {}
     if request.prediction is not None:
         extra["prediction"] = {"type": "content", "content": request.prediction}
@@ -408,6 +416,7 @@ async def _stream_once(
 
 
 async def stream_completion(
+    clients: ClientPool,
     backend: BackendConfig,
     settings: RefactorSettings,
     request: StreamRequest,
@@ -423,7 +432,7 @@ async def stream_completion(
     while True:
         try:
             async with asyncio.timeout(max(deadline - time.monotonic(), 0.001)):
-                result = await _stream_once(backend, settings, request, on_delta)
+                result = await _stream_once(clients, backend, settings, request, on_delta)
             result.notes[:0] = notes
             return result
         except TimeoutError:
@@ -446,7 +455,9 @@ async def stream_completion(
             if status in (401, 403):
                 raise BackendError(_auth_message(backend, status), status=status) from None
             if status == 404:
-                raise BackendError(await _unknown_model_message(backend, settings, message), status=404) from None
+                raise BackendError(
+                    await _unknown_model_message(clients, backend, settings, message), status=404
+                ) from None
             if status in _RETRY_STATUSES:
                 attempt += 1
                 wait = _retry_after(exc)
@@ -484,9 +495,11 @@ async def stream_completion(
             ) from None
 
 
-async def _unknown_model_message(backend: BackendConfig, settings: RefactorSettings, message: str) -> str:
+async def _unknown_model_message(
+    clients: ClientPool, backend: BackendConfig, settings: RefactorSettings, message: str
+) -> str:
     try:
-        models = await list_models(backend, settings)
+        models = await list_models(clients, backend, settings)
     except Exception:
         models = []
     offered = f" (it offers: {', '.join(models[:20])})" if models else ""
@@ -494,14 +507,3 @@ async def _unknown_model_message(backend: BackendConfig, settings: RefactorSetti
         f"the backend '{backend.name}' at {backend.base_url} has no model '{backend.model}'{offered} — "
         f"set backends.{backend.name}.model"
     )
-
-
-def remember_prediction_refused(backend: BackendConfig) -> None:
-    _prediction_refused.add(_identity(backend))
-
-
-def default_max_tokens(predicted_chars: int, settings: RefactorSettings) -> int:
-    """Room for the region to grow: about twice its tokens, at least 256, unless configured."""
-    if settings.max_tokens:
-        return settings.max_tokens
-    return max(256, math.ceil(predicted_chars / 3.0 * 2) + 128)

@@ -35,7 +35,8 @@ from urllib.parse import urlparse
 
 from . import __version__
 from .config import BackendConfig, Config, ConfigError
-from .refactor import Progress, RefactorError, RefactorRequest, run_refactor
+from .engine import Engine
+from .refactor import Progress, RefactorError, RefactorRequest
 from .scope import line_span
 from .stats import RefactorStats
 
@@ -302,13 +303,19 @@ def _similarity(a: str, b: str) -> float:
 
 
 async def run_one(
-    plan: Plan, task: Task, mode: str, repetition: int, first: bool, on_progress: Callable[[Progress], None] | None
+    engine: Engine,
+    plan: Plan,
+    task: Task,
+    mode: str,
+    repetition: int,
+    first: bool,
+    on_progress: Callable[[Progress], None] | None,
 ) -> Run:
     backend = plan.backend if mode == "prediction" else plan.baseline
     request = task.request(backend.name, None if mode == "prediction" else False)
     run = Run(task.name, mode, repetition, first, backend.name, "error")
     try:
-        result = await run_refactor(request, plan.config, on_progress)
+        result = await engine.refactor(request, plan.config, on_progress)
     except RefactorError as exc:
         run.message = str(exc)
         if exc.stats is not None:
@@ -324,10 +331,10 @@ async def run_one(
     return run
 
 
-async def warm_up(plan: Plan) -> None:
+async def warm_up(engine: Engine, plan: Plan) -> None:
     """One tiny untimed request per backend: connections open, lazy initialisation done, and a
     backend that is down is reported before the first measurement."""
-    from .backends import BackendError, StreamRequest, stream_completion
+    from .backends import BackendError, StreamRequest
 
     seen = []
     for backend in (plan.backend, plan.baseline):
@@ -336,7 +343,7 @@ async def warm_up(plan: Plan) -> None:
         seen.append(backend.name)
         request = StreamRequest([{"role": "user", "content": "Reply with the word: ok"}], None, 1, 0.0)
         try:
-            await stream_completion(backend, plan.config.refactor, request)
+            await engine.stream(backend, plan.config.refactor, request)
         except BackendError as exc:
             raise BenchError(str(exc)) from None
 
@@ -352,7 +359,7 @@ def schedule(plan: Plan) -> list[tuple[int, Task, tuple[str, str]]]:
     return order
 
 
-async def run_bench(plan: Plan, progress: ProgressDisplay | None = None) -> list[Pair]:
+async def run_bench(engine: Engine, plan: Plan, progress: ProgressDisplay | None = None) -> list[Pair]:
     pairs: list[Pair] = []
     for repetition, task, modes in schedule(plan):
         runs: dict[str, Run] = {}
@@ -360,7 +367,7 @@ async def run_bench(plan: Plan, progress: ProgressDisplay | None = None) -> list
             if progress is not None:
                 progress.begin(task.name, mode, repetition)
             run = await run_one(
-                plan, task, mode, repetition, position == 0, progress.on_chars if progress is not None else None
+                engine, plan, task, mode, repetition, position == 0, progress.on_chars if progress is not None else None
             )
             runs[mode] = run
             if progress is not None:
@@ -895,7 +902,6 @@ def _write(path: str, text: str) -> None:
 
 
 async def run_bench_cli(args: argparse.Namespace) -> int:
-    from .backends import close_clients
     from .cli import load_cli_config
 
     def error(message: str) -> None:
@@ -912,15 +918,16 @@ async def run_bench_cli(args: argparse.Namespace) -> int:
         error(str(exc))
         return EXIT_USAGE
 
+    engine = Engine()
     try:
-        await warm_up(plan)
+        await warm_up(engine, plan)
         backend_info = await describe_server(plan.backend)
         baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
         before = await _metrics_counters(plan.backend)
         progress = ProgressDisplay(len(tasks) * plan.repeat * 2)
         started = time.monotonic()
         try:
-            pairs = await run_bench(plan, progress)
+            pairs = await run_bench(engine, plan, progress)
         finally:
             progress.close()
         after = await _metrics_counters(plan.backend)
@@ -928,7 +935,7 @@ async def run_bench_cli(args: argparse.Namespace) -> int:
         error(str(exc))
         return EXIT_FAILED
     finally:
-        await close_clients()
+        await engine.close()
 
     meta: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),

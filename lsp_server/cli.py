@@ -136,7 +136,8 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 async def _refactor(args: argparse.Namespace) -> int:
-    from .refactor import RefactorError, RefactorRequest, run_refactor
+    from .engine import Engine
+    from .refactor import RefactorError, RefactorRequest
     from .scope import line_span, split_lines
 
     path = Path(args.path)
@@ -162,6 +163,8 @@ async def _refactor(args: argparse.Namespace) -> int:
             _error(str(exc))
             return EXIT_FAILED
     config = loaded.config
+    if scope is None and config.refactor.scope == "auto":
+        scope = "file"  # no selection and no cursor: the whole file
     request = RefactorRequest(
         path=str(path),
         text=text,
@@ -172,19 +175,16 @@ async def _refactor(args: argparse.Namespace) -> int:
         prediction=False if args.no_prediction else None,
         scope=scope,  # type: ignore[arg-type]
     )
-    if request.scope is None and config.refactor.scope == "auto":
-        request.scope = "file"  # no selection and no cursor: the whole file
+    engine = Engine()
     try:
-        result = await run_refactor(request, config)
+        result = await engine.refactor(request, config)
     except RefactorError as exc:
         _error(str(exc))
         if exc.stats is not None:
             print(exc.stats.summary(), file=sys.stderr)
         return EXIT_FAILED
     finally:
-        from .backends import close_clients
-
-        await close_clients()
+        await engine.close()
     new_text = result.new_text
     if args.write and result.edits:
         try:
@@ -211,16 +211,9 @@ async def _refactor(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from .backends import (
-        BackendError,
-        PredictionUnsupported,
-        StreamRequest,
-        close_clients,
-        list_models,
-        stream_completion,
-        uses_prediction,
-    )
+    from .backends import BackendError, PredictionUnsupported, StreamRequest
     from .config import api_key
+    from .engine import Engine
 
     try:
         loaded = load_cli_config(args.config, Path.cwd(), args.settings)
@@ -232,9 +225,10 @@ async def _check(args: argparse.Namespace) -> int:
     config: Config = loaded.config
     print(f"config: {'ok' if not loaded.problems else 'loaded, with the problems above'}")
     print(f"backend: {backend.name} ({backend.type}) at {backend.base_url}, model {backend.model}")
-    mode = uses_prediction(backend)
+    engine = Engine()
+    mode = engine.prediction_mode(backend)
     try:
-        models = await list_models(backend, config.refactor)
+        models = await engine.list_models(backend, config.refactor)
         if models and backend.model not in models:
             print(f"FAIL: the server has no model '{backend.model}'; it offers: {', '.join(models[:20])}")
             print(f"  fix: set backends.{backend.name}.model to one of those")
@@ -246,7 +240,7 @@ async def _check(args: argparse.Namespace) -> int:
             max_tokens=1,
             temperature=0.0,
         )
-        completion = await stream_completion(backend, config.refactor, request)
+        completion = await engine.stream(backend, config.refactor, request)
         print(f"completion: ok ({completion.latency_ms:.0f} ms for 1 token)")
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
@@ -256,7 +250,7 @@ async def _check(args: argparse.Namespace) -> int:
         print(f"FAIL: {exc}")
         return EXIT_FAILED
     finally:
-        await close_clients()
+        await engine.close()
     if mode == "field":
         print("prediction: accepted (the `prediction` field is sent)")
     elif mode == "prompt":

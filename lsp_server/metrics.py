@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -34,12 +34,18 @@ SOURCE_APPROXIMATE = "vllm-metrics-approximate"
 FETCH_TIMEOUT_S = 3.0
 SETTLE_TIMEOUT_S = 1.0  # the server may count the last step just after the stream ended
 
-# Metrics URLs that failed (not vLLM, no /metrics): not asked again in this process.
-_unavailable: set[str] = set()
-# Backends that reported per-request metrics: they need no /metrics read.
-_per_request_seen: set[str] = set()
-# Our own requests in flight per metrics URL: more than one means the counters mix requests.
-_in_flight: dict[str, int] = {}
+
+@dataclass
+class MetricsMemory:
+    """What the probes learn about servers, kept for the engine's lifetime."""
+
+    unavailable: set[str] = field(default_factory=set)  # metrics URLs that failed (not vLLM, no /metrics)
+    per_request_seen: set[str] = field(default_factory=set)  # backends that report acceptance per request
+    in_flight: dict[str, int] = field(default_factory=dict)  # our requests per URL: >1 mixes the counters
+
+    def remember_per_request_metrics(self, backend: BackendConfig) -> None:
+        """The backend reports acceptance in its answers: stop reading /metrics for it."""
+        self.per_request_seen.add(backend.base_url)
 
 
 def metrics_url(backend: BackendConfig) -> str | None:
@@ -112,19 +118,20 @@ class _Snapshot:
 class SpecDecodeProbe:
     """Reads the counters around one request: `await probe.start()`, the request, `await probe.finish()`."""
 
-    def __init__(self, url: str, verify_tls: bool = True) -> None:
+    def __init__(self, url: str, memory: MetricsMemory, verify_tls: bool = True) -> None:
         self.url = url
+        self.memory = memory
         self.verify_tls = verify_tls
         self.before: _Snapshot | None = None
         self.overlapped = False
 
     @classmethod
-    def for_backend(cls, backend: BackendConfig) -> SpecDecodeProbe | None:
+    def for_backend(cls, backend: BackendConfig, memory: MetricsMemory) -> SpecDecodeProbe | None:
         """A probe when the backend is a vLLM server whose per-request metrics we have not seen."""
         url = metrics_url(backend)
-        if url is None or url in _unavailable or backend.base_url in _per_request_seen:
+        if url is None or url in memory.unavailable or backend.base_url in memory.per_request_seen:
             return None
-        return cls(url, backend.verify_tls)
+        return cls(url, memory, backend.verify_tls)
 
     async def _read(self) -> _Snapshot | None:
         import httpx
@@ -134,14 +141,15 @@ class SpecDecodeProbe:
         except httpx.HTTPStatusError as exc:
             # The server answers but has no metrics page there: do not ask it again.
             log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
-            _unavailable.add(self.url)
+            self.memory.unavailable.add(self.url)
         except Exception as exc:  # down or unreachable for now: try again next time
             log.info("cannot read %s (%s)", self.url, exc)
         return None
 
     async def start(self) -> None:
-        _in_flight[self.url] = _in_flight.get(self.url, 0) + 1
-        if _in_flight[self.url] > 1:
+        in_flight = self.memory.in_flight
+        in_flight[self.url] = in_flight.get(self.url, 0) + 1
+        if in_flight[self.url] > 1:
             self.overlapped = True
         self.before = await self._read()
 
@@ -150,12 +158,13 @@ class SpecDecodeProbe:
         self._leave()
 
     def _leave(self) -> None:
-        count = _in_flight.get(self.url, 1) - 1
+        in_flight = self.memory.in_flight
+        count = in_flight.get(self.url, 1) - 1
         if count > 0:
             self.overlapped = True
-            _in_flight[self.url] = count
+            in_flight[self.url] = count
         else:
-            _in_flight.pop(self.url, None)
+            in_flight.pop(self.url, None)
 
     async def finish(self) -> Acceptance | None:
         """This request's acceptance from the counters' difference; None when they are not there."""
@@ -164,7 +173,7 @@ class SpecDecodeProbe:
             if before is None:
                 return None
             if before.accepted is None or before.drafted is None:
-                _unavailable.add(self.url)  # a server without speculative decoding: nothing to read
+                self.memory.unavailable.add(self.url)  # a server without speculative decoding: nothing to read
                 return None
             after = await self._read()
             deadline = time.monotonic() + SETTLE_TIMEOUT_S
@@ -187,16 +196,11 @@ class SpecDecodeProbe:
             drafted = round(after.drafted - before.drafted)
             if accepted < 0 or drafted < accepted:  # the server restarted meanwhile
                 return None
-            if _in_flight.get(self.url, 0) > 1:
+            if self.memory.in_flight.get(self.url, 0) > 1:
                 self.overlapped = True
             return Acceptance(accepted, drafted - accepted, SOURCE_APPROXIMATE if self.overlapped else SOURCE)
         finally:
             self._leave()
-
-
-def remember_per_request_metrics(backend: BackendConfig) -> None:
-    """The backend reports acceptance in its answers: stop reading /metrics for it."""
-    _per_request_seen.add(backend.base_url)
 
 
 def note_for(acceptance: Acceptance) -> str | None:

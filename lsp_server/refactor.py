@@ -1,17 +1,16 @@
-"""The refactor pipeline, shared by the server, the CLI and `bench`:
+"""A refactor, planned: the request → scope → instruction → prompt + prediction → backend chain.
 
-request → scope → prompt + prediction → backend stream (progress) → output hygiene → edits → stats.
+A refactor is planned exactly once into an immutable `Plan`; `engine.Engine` runs it (backend
+stream with progress → output hygiene → edits → stats). The server, the CLI and `bench` all go
+through the same two steps.
 """
 
 from __future__ import annotations
 
-import logging
-import time
+import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from . import backends, metrics
-from .backends import BackendError, Completion, PredictionUnsupported, StreamRequest
 from .config import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
@@ -21,16 +20,13 @@ from .config import (
     RefactorSettings,
     ScopeMode,
 )
-from .edits import Replacement, apply_replacements, region_replacements
-from .hygiene import UnusableOutput, clean_output
+from .edits import Replacement, apply_replacements
 from .prompt import Prompt, build_prompt
 from .scope import InstructionComment, Region, choose_region, find_instruction_comment
 from .stats import RefactorStats
 
-log = logging.getLogger(__name__)
-
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
-PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
+TITLE_CHARS = 60
 
 
 class RefactorError(Exception):
@@ -42,7 +38,7 @@ class RefactorError(Exception):
         self.output = output  # the model's raw answer, when it came but could not be applied
 
 
-@dataclass
+@dataclass(frozen=True)
 class RefactorRequest:
     path: str  # a file path or URI: names the file in the prompt and picks the language
     text: str  # the document as it was when the request was made
@@ -52,23 +48,50 @@ class RefactorRequest:
     action_id: str | None = None
     backend: str | None = None
     prediction: bool | None = None  # None: as the backend is configured
-    diagnostics: list[str] = field(default_factory=list)
+    diagnostics: tuple[str, ...] = ()
     language_id: str | None = None
     scope: ScopeMode | None = None  # None: the config's refactor.scope
 
 
-@dataclass
+PredictionPolicy = Callable[[BackendConfig, "bool | None"], str]  # (backend, override) → "field"|"prompt"|"off"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One backend of the chain and how the prediction reaches it: "field", "prompt" or "off"."""
+
+    backend: BackendConfig
+    prediction: str
+
+
+@dataclass(frozen=True)
 class Plan:
     """Everything decided before the model is called."""
 
+    request: RefactorRequest
     region: Region
     instruction: str
     action: str
+    title: str  # what the editor shows while it runs
     comment: InstructionComment | None
     prompt: Prompt
+    routes: tuple[Route, ...]  # the requested backend first, then its fallbacks
+    max_tokens: int
+    settings: RefactorSettings
+
+    @property
+    def requested(self) -> BackendConfig:
+        return self.routes[0].backend
+
+    @property
+    def original(self) -> str:
+        """What the answer replaces: the region as sent (less the instruction comment)."""
+        if self.comment is not None:
+            return self.prompt.prediction
+        return self.request.text[self.region.start : self.region.end]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Progress:
     generated_chars: int
     predicted_chars: int
@@ -92,11 +115,31 @@ class RefactorResult:
     new_region: str
     edits: list[Replacement]
     stats: RefactorStats
-    text: str  # the document the edits were computed against
+
+    @property
+    def text(self) -> str:
+        """The document the edits were computed against."""
+        return self.plan.request.text
 
     @property
     def new_text(self) -> str:
         return apply_replacements(self.text, self.edits)
+
+
+def default_max_tokens(predicted_chars: int, settings: RefactorSettings) -> int:
+    """Room for the region to grow: about twice its tokens, at least 256, unless configured."""
+    if settings.max_tokens:
+        return settings.max_tokens
+    return max(256, math.ceil(predicted_chars / 3.0 * 2) + 128)
+
+
+def action_title(action: str, instruction: str, config: Config) -> str:
+    for preset in config.presets():
+        if preset.id == action:
+            return preset.title
+    if action == FIX_DIAGNOSTICS_ID:
+        return "fix diagnostics"
+    return instruction if len(instruction) <= TITLE_CHARS else instruction[: TITLE_CHARS - 3] + "..."
 
 
 def resolve_action(
@@ -138,7 +181,8 @@ def _check_text(text: str, what: str) -> None:
         ) from None
 
 
-def plan_refactor(request: RefactorRequest, config: Config) -> Plan:
+def plan_refactor(request: RefactorRequest, config: Config, policy: PredictionPolicy) -> Plan:
+    """Plan a refactor once; `policy` says how the prediction reaches each backend. Raises RefactorError."""
     settings = config.refactor
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
@@ -148,6 +192,10 @@ def plan_refactor(request: RefactorRequest, config: Config) -> Plan:
             f"the file has {len(request.text):,} characters, over refactor.max_file_chars "
             f"({settings.max_file_chars:,}); nothing was sent"
         )
+    try:
+        first = config.backend(request.backend)
+    except ConfigError as exc:
+        raise RefactorError(str(exc)) from None
     region = choose_region(request.text, request.start, request.end, request.scope or settings.scope)
     if region.end - region.start > settings.max_region_chars:
         raise RefactorError(
@@ -162,151 +210,20 @@ def plan_refactor(request: RefactorRequest, config: Config) -> Plan:
         instruction=instruction,
         path=request.path,
         language_id=request.language_id,
-        diagnostics=request.diagnostics if action == FIX_DIAGNOSTICS_ID else None,
+        diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
         context_chars=settings.context_chars,
         drop=(comment.start, comment.end) if comment else None,
     )
-    return Plan(region, instruction, action, comment, prompt)
-
-
-class _ProgressTracker:
-    def __init__(self, predicted_chars: int, callback: ProgressCallback | None) -> None:
-        self.predicted_chars = predicted_chars
-        self.callback = callback
-        self.started = time.perf_counter()
-        self.first_at: float | None = None
-        self.generated = 0
-        self.last_report = 0.0
-
-    def __call__(self, delta: str, chunks: int) -> None:
-        now = time.perf_counter()
-        self.generated += len(delta)
-        if self.first_at is None:
-            self.first_at = now
-        if self.callback is None or (self.last_report and now - self.last_report < PROGRESS_INTERVAL_S):
-            return
-        self.last_report = now
-        elapsed = now - self.first_at
-        rate = (chunks - 1) / elapsed if elapsed > 0 and chunks > 1 else None
-        self.callback(Progress(self.generated, self.predicted_chars, now - self.started, rate))
-
-
-async def _complete(
-    plan: Plan, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None
-) -> tuple[Completion, str, str, list[str]]:
-    """(completion, backend that served, prediction mode, notes), trying fallbacks in order."""
-    try:
-        first = config.backend(request.backend)
-    except ConfigError as exc:
-        raise RefactorError(str(exc)) from None
-    settings = config.refactor
-    chain = [first.name, *first.fallback]
-    notes: list[str] = []
-    errors: list[str] = []
-    for name in chain:
-        backend = config.backends[name]
-        mode = backends.uses_prediction(backend, request.prediction)
-        stream_request = StreamRequest(
-            messages=plan.prompt.messages,
-            prediction=plan.prompt.prediction if mode == "field" else None,
-            max_tokens=backends.default_max_tokens(len(plan.prompt.prediction), settings),
-            temperature=settings.temperature,
-        )
-        tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
-        probe = metrics.SpecDecodeProbe.for_backend(backend) if mode == "prompt" else None
-        try:
-            try:
-                completion = await _stream_with_probe(backend, settings, stream_request, tracker, probe)
-            except PredictionUnsupported as exc:
-                backends.remember_prediction_refused(backend)
-                note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
-                log.warning(note)
-                notes.append(note)
-                mode = "off"
-                stream_request.prediction = None
-                tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
-                completion = await backends.stream_completion(backend, settings, stream_request, tracker)
-        except BackendError as exc:
-            if exc.fallback_ok and name != chain[-1]:
-                errors.append(str(exc))
-                log.warning("%s; falling back to the next backend", exc)
-                continue
-            if errors:
-                raise RefactorError("; then ".join([*errors, str(exc)])) from None
-            raise RefactorError(str(exc)) from None
-        if errors:
-            notes.append(f"served by fallback backend '{name}' because {'; '.join(errors)}")
-        return completion, name, mode, notes
-    raise AssertionError("unreachable: the chain always ends in a return or a raise")
-
-
-async def _stream_with_probe(
-    backend: BackendConfig,
-    settings: RefactorSettings,
-    request: StreamRequest,
-    tracker: _ProgressTracker,
-    probe: metrics.SpecDecodeProbe | None,
-) -> Completion:
-    """Stream the answer; a vLLM server that reported no per-request acceptance gets it from /metrics."""
-    if probe is None:
-        return await backends.stream_completion(backend, settings, request, tracker)
-    await probe.start()
-    try:
-        completion = await backends.stream_completion(backend, settings, request, tracker)
-    except BaseException:
-        probe.abandon()
-        raise
-    if completion.acceptance is not None:
-        probe.abandon()
-        metrics.remember_per_request_metrics(backend)
-        return completion
-    completion.acceptance = await probe.finish()
-    note = metrics.note_for(completion.acceptance) if completion.acceptance else None
-    if note:
-        completion.notes.append(note)
-    return completion
-
-
-async def run_refactor(
-    request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
-) -> RefactorResult:
-    """Run one refactor end to end. Raises RefactorError with a message for the user."""
-    plan = plan_refactor(request, config)
-    completion, served_by, mode, notes = await _complete(plan, request, config, on_progress)
-    requested = config.backend(request.backend)
-    served = config.backends[served_by]
-    stats = RefactorStats(
-        backend=requested.name,
-        model=served.model,
-        prediction=mode != "off",
-        prediction_via=mode,
-        scope=plan.region.kind,
-        latency_ms=completion.latency_ms,
-        ttft_ms=completion.ttft_ms,
-        completion_tokens=completion.completion_tokens,
-        prompt_tokens=completion.prompt_tokens,
-        output_chars=len(completion.text),
-        predicted_chars=len(plan.prompt.prediction),
-        action=plan.action,
-        served_by=served_by,
-        notes=[*notes, *completion.notes],
+    chain = [first, *(config.backends[name] for name in first.fallback)]
+    return Plan(
+        request=request,
+        region=region,
+        instruction=instruction,
+        action=action,
+        title=action_title(action, instruction, config),
+        comment=comment,
+        prompt=prompt,
+        routes=tuple(Route(backend, policy(backend, request.prediction)) for backend in chain),
+        max_tokens=default_max_tokens(len(prompt.prediction), settings),
+        settings=settings,
     )
-    if completion.acceptance is not None:
-        stats.accepted_prediction_tokens = completion.acceptance.accepted
-        stats.rejected_prediction_tokens = completion.acceptance.rejected
-        stats.acceptance_source = completion.acceptance.source
-    stats.finish()
-    original = request.text[plan.region.start : plan.region.end]
-    try:
-        new_region = clean_output(
-            completion.text,
-            plan.prompt.prediction if plan.comment else original,
-            completion.finish_reason,
-            before=request.text[: plan.region.start],
-            after=request.text[plan.region.end :],
-            drop_instruction_comments=plan.comment is not None,
-        )
-    except UnusableOutput as exc:
-        raise RefactorError(str(exc), stats, completion.text) from None
-    edits = region_replacements(request.text, plan.region.start, plan.region.end, new_region)
-    return RefactorResult(plan, new_region, edits, stats, request.text)

@@ -22,24 +22,35 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from . import __version__
-from .actions import KIND, REFACTOR_COMMAND, TITLE_PREFIX, kind_requested, list_actions
-from .config import Config, ConfigError
+from .actions import KIND, TITLE_PREFIX, kind_requested, list_actions
+from .config import Config
 from .edits import PositionEncoding, PositionMapper
 from .settings import SECTION, SettingsStore
+from .wire import (
+    CANCEL_COMMAND,
+    PROGRESS_NOTIFICATION,
+    PROGRESS_TOKEN_PREFIX,
+    REFACTOR_COMMAND,
+    SHOW_STATS_COMMAND,
+    STATS_NOTIFICATION,
+    ProgressPayload,
+    RefactorArguments,
+    RefactorReply,
+    RefactorStatus,
+    stats_payload,
+)
 
 if TYPE_CHECKING:
     from .apply import ApplyOutcome
-    from .refactor import Progress, RefactorResult
+    from .engine import Engine
+    from .refactor import Progress, RefactorRequest, RefactorResult
     from .stats import RefactorStats
 
-# The refactor pipeline (refactor, backends, hygiene, apply, stats) is imported once `initialize`
+# The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
 # has been answered (on_initialized), not before: the editor waits for that answer.
 
 log = logging.getLogger(__name__)
 
-CANCEL_COMMAND = "refactorLsp.cancel"
-SHOW_STATS_COMMAND = "refactorLsp.showStats"
-STATS_NOTIFICATION = "refactorLsp/stats"
 CLIENT_REPLY_TIMEOUT_S = 5.0
 
 
@@ -49,51 +60,6 @@ class Running:
     task: asyncio.Task[Any]
     cancel_reason: str = ""
     settings_read: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass
-class RefactorArgs:
-    """The `refactorLsp.refactor` argument object (camelCase or snake_case keys)."""
-
-    uri: str
-    range: types.Range | None
-    action_id: str | None = None
-    instruction: str | None = None
-    backend: str | None = None
-    prediction: bool | None = None
-    diagnostics: list[str] = field(default_factory=list)
-    wait: bool = True  # reply when done; False: reply at once and report through messages
-
-    @classmethod
-    def parse(cls, raw: Any) -> RefactorArgs:
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
-            raise ValueError("refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}")
-        rng = raw.get("range")
-        lsp_range = None
-        if isinstance(rng, Mapping):
-            try:
-                lsp_range = types.Range(
-                    types.Position(int(rng["start"]["line"]), int(rng["start"]["character"])),
-                    types.Position(int(rng["end"]["line"]), int(rng["end"]["character"])),
-                )
-            except (KeyError, TypeError, ValueError):
-                raise ValueError("`range` must be an LSP range {start: {line, character}, end: {...}}") from None
-
-        def get(*names: str) -> Any:
-            return next((raw[n] for n in names if raw.get(n) is not None), None)
-
-        diagnostics = get("diagnostics") or []
-        prediction = get("prediction")
-        return cls(
-            uri=raw["uri"],
-            range=lsp_range,
-            action_id=get("actionId", "action_id"),
-            instruction=get("instruction"),
-            backend=get("backend"),
-            prediction=prediction if isinstance(prediction, bool) else None,
-            diagnostics=[str(d) for d in diagnostics] if isinstance(diagnostics, list) else [],
-            wait=get("wait") is not False,
-        )
 
 
 class _Unreadable:
@@ -117,14 +83,42 @@ class RefactorProtocol(LanguageServerProtocol):
             return _Unreadable()
 
 
+def _converter() -> Any:
+    from pygls.protocol import default_converter
+
+    from .wire import register
+
+    converter = default_converter()
+    register(converter)
+    return converter
+
+
 class RefactorServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("refactor-lsp", __version__, protocol_cls=RefactorProtocol)
+        super().__init__("refactor-lsp", __version__, protocol_cls=RefactorProtocol, converter_factory=_converter)
         self.settings = SettingsStore()
         self.running: dict[str, Running] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.verbose = 0
         self.shutdown_requested = False
+        self._engine: Engine | None = None
+
+    @property
+    def engine(self) -> Engine:
+        """The server's one engine (its clients, prediction memory and probes), made on first use."""
+        if self._engine is None:
+            from .engine import Engine
+
+            self._engine = Engine()
+        return self._engine
+
+    # -- what `apply` needs of the editor ------------------------------------------------------
+    def current_document(self, uri: str) -> tuple[str, int | None]:
+        document = self.workspace.get_text_document(uri)
+        return document.source, document.version
+
+    async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return await self.workspace_apply_edit_async(params)
 
     # -- client facts --------------------------------------------------------------------
     @property
@@ -191,7 +185,7 @@ class RefactorServer(LanguageServer):
         return loaded.config
 
     # -- refactor ------------------------------------------------------------------------
-    async def refactor(self, args: RefactorArgs) -> dict[str, Any]:
+    async def refactor(self, args: RefactorArguments) -> RefactorReply:
         uri = args.uri
         if uri in self.running:
             message = (
@@ -199,7 +193,7 @@ class RefactorServer(LanguageServer):
                 "(Cancel in the progress notification, or the refactorLsp.cancel command)"
             )
             self.tell(message, types.MessageType.Warning)
-            return {"status": "busy", "message": message}
+            return RefactorReply(RefactorStatus.BUSY, message)
         try:
             document = self.workspace.get_text_document(uri)
             text, version = document.source, document.version
@@ -208,7 +202,7 @@ class RefactorServer(LanguageServer):
         if text is None or (version is None and not _exists(uri)):
             message = f"{uri} is not open in the editor; open it and try again"
             self.tell(message, types.MessageType.Error)
-            return {"status": "error", "message": message}
+            return RefactorReply(RefactorStatus.ERROR, message)
         # Registered before any await, so a cancel that follows the request at once finds it.
         running = Running(uri, asyncio.get_running_loop().create_task(self._refactor(args, text, version)))
         self.running[uri] = running
@@ -223,9 +217,9 @@ class RefactorServer(LanguageServer):
         # request that arrives in the same read as the executeCommand reply unhandled.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(running.settings_read.wait(), CLIENT_REPLY_TIMEOUT_S)
-        return {"status": "started"}
+        return RefactorReply(RefactorStatus.STARTED)
 
-    async def _refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
+    async def _refactor(self, args: RefactorArguments, text: str, version: int | None) -> RefactorReply:
         """One refactor; a cancellation at any point ends in a calm "cancelled" outcome."""
         try:
             await self.refresh_settings(args.uri)
@@ -238,26 +232,23 @@ class RefactorServer(LanguageServer):
             reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
             message = f"{reason}; nothing was applied"
             self.tell(message)
-            return {"status": "cancelled", "message": message}
+            return RefactorReply(RefactorStatus.CANCELLED, message)
 
-    async def _run_refactor(self, args: RefactorArgs, text: str, version: int | None) -> dict[str, Any]:
-        from .apply import apply_result
-        from .refactor import RefactorError, RefactorRequest, plan_refactor, run_refactor
+    def _request(self, args: RefactorArguments, text: str) -> RefactorRequest:
+        """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
+        from .refactor import RefactorRequest
 
-        config = self.config_for(args.uri)
         mapper = PositionMapper(text, self.encoding)
+        start = end = 0
         if args.range is not None:
             start = mapper.offset(args.range.start.line, args.range.start.character)
             end = mapper.offset(args.range.end.line, args.range.end.character)
-        else:
-            start = end = 0
-        path = to_fs_path(args.uri) or args.uri
         try:
             language_id = self.workspace.get_text_document(args.uri).language_id
         except Exception:
             language_id = None
-        request = RefactorRequest(
-            path=path,
+        return RefactorRequest(
+            path=to_fs_path(args.uri) or args.uri,
             text=text,
             start=min(start, end),
             end=max(start, end),
@@ -268,31 +259,35 @@ class RefactorServer(LanguageServer):
             diagnostics=args.diagnostics,
             language_id=language_id,
         )
-        try:
-            plan = plan_refactor(request, config)
-            backend = config.backend(args.backend)
-        except (RefactorError, ConfigError) as exc:
-            return self._failed(args.uri, str(exc), None)
-        title = _action_title(plan.action, plan.instruction, config)
 
-        progress = ProgressReporter(self, f"{TITLE_PREFIX}{title}", f"{backend.name} ({backend.model})")
+    async def _run_refactor(self, args: RefactorArguments, text: str, version: int | None) -> RefactorReply:
+        from .apply import apply_result
+        from .refactor import RefactorError
+
+        config = self.config_for(args.uri)
+        try:
+            plan = self.engine.plan(self._request(args, text), config)
+        except RefactorError as exc:
+            return self._failed(args.uri, str(exc), None)
+        backend = plan.requested
+        progress = ProgressReporter(self, args.uri, f"{TITLE_PREFIX}{plan.title}", f"{backend.name} ({backend.model})")
         # The editor creates the progress token while the backend starts: that round trip is not on the
         # way to the first token (a report made before the token exists waits for it).
         begun = self.spawn(progress.begin(self.running.get(args.uri)), "progress begin")
         try:
-            result: RefactorResult = await run_refactor(request, config, progress.report)
+            result: RefactorResult = await self.engine.run(plan, progress.report)
             stats = result.stats
             stats.uri = args.uri
             if not result.edits:
                 stats.applied = False
                 self._report(stats, "no changes: the model's answer equals the current text")
-                return {"status": "unchanged", "stats": stats.to_dict()}
+                return RefactorReply(RefactorStatus.UNCHANGED, stats=stats_payload(stats))
             if config.refactor.preview:
                 progress.finishing()  # the editor may now wait for the user to confirm the preview
             outcome: ApplyOutcome = await apply_result(self, args.uri, version, result, config.refactor.preview)
             stats.applied = outcome.applied
             self._report(stats, outcome.message, outcome.message_type)
-            return {"status": outcome.status, "message": outcome.message, "stats": stats.to_dict()}
+            return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))
         except RefactorError as exc:
             return self._failed(args.uri, str(exc), exc.stats)
         finally:
@@ -302,13 +297,13 @@ class RefactorServer(LanguageServer):
             finally:
                 progress.end()
 
-    def _failed(self, uri: str, message: str, stats: RefactorStats | None) -> dict[str, Any]:
+    def _failed(self, uri: str, message: str, stats: RefactorStats | None) -> RefactorReply:
         log.warning("refactor of %s failed: %s", uri, message)
         self.tell(message, types.MessageType.Error)
         if stats is not None:
             stats.uri, stats.applied = uri, False
             self._publish(stats)
-        return {"status": "error", "message": message, "stats": stats.to_dict() if stats else None}
+        return RefactorReply(RefactorStatus.ERROR, message, stats_payload(stats) if stats else None)
 
     def _report(
         self, stats: RefactorStats, outcome: str | None = None, kind: types.MessageType = types.MessageType.Info
@@ -323,7 +318,7 @@ class RefactorServer(LanguageServer):
         from .stats import append_history
 
         log.info("refactor stats: %s", stats.detail())
-        self.protocol.notify(STATS_NOTIFICATION, stats.to_dict())
+        self.protocol.notify(STATS_NOTIFICATION, stats_payload(stats))
         try:
             append_history(stats)
         except OSError as exc:
@@ -344,20 +339,12 @@ def _exists(uri: str) -> bool:
     return bool(path and os.path.exists(path))
 
 
-def _action_title(action: str, instruction: str, config: Config) -> str:
-    for preset in config.presets():
-        if preset.id == action:
-            return preset.title
-    if action == "fix-diagnostics":
-        return "fix diagnostics"
-    return instruction if len(instruction) <= 60 else instruction[:57] + "..."
-
-
 class ProgressReporter:
     """A fresh progress token per refactor; reports throttled by the pipeline; always ended."""
 
-    def __init__(self, server: RefactorServer, title: str, backend: str) -> None:
+    def __init__(self, server: RefactorServer, uri: str, title: str, backend: str) -> None:
         self.server = server
+        self.uri = uri
         self.title = title
         self.backend = backend
         self.token: str | None = None
@@ -367,7 +354,7 @@ class ProgressReporter:
     async def begin(self, running: Running | None) -> None:
         if not self.server.supports_progress:
             return
-        token = f"refactor-lsp/{uuid.uuid4()}"
+        token = f"{PROGRESS_TOKEN_PREFIX}{uuid.uuid4()}"
         try:
             await asyncio.wait_for(self.server.work_done_progress.create_async(token), CLIENT_REPLY_TIMEOUT_S)
         except Exception as exc:
@@ -398,13 +385,23 @@ class ProgressReporter:
             self.pending = progress
             return
         rate = f" · {progress.tokens_per_s:.0f} tok/s" if progress.tokens_per_s else ""
+        message = f"{progress.generated_chars}/{progress.predicted_chars} chars{rate} on {self.backend}"
+        percentage = int(progress.fraction * 100)
         self.server.work_done_progress.report(
-            self.token,
-            types.WorkDoneProgressReport(
-                message=f"{progress.generated_chars}/{progress.predicted_chars} chars{rate} on {self.backend}",
-                percentage=int(progress.fraction * 100),
-            ),
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
         )
+        # The same figures as fields, for plugins (a statusline): never parsed out of the message.
+        payload = ProgressPayload(
+            token=self.token,
+            uri=self.uri,
+            percentage=percentage,
+            generated_chars=progress.generated_chars,
+            predicted_chars=progress.predicted_chars,
+            elapsed_s=round(progress.elapsed_s, 3),
+            tokens_per_s=progress.tokens_per_s,
+            message=message,
+        )
+        self.server.protocol.notify(PROGRESS_NOTIFICATION, payload.to_json())
 
     def finishing(self) -> None:
         if self.token is not None:
@@ -445,7 +442,7 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
-    from . import apply, refactor, stats  # noqa: F401  # the pipeline, now that the editor has its answer
+    from . import apply, engine, stats  # noqa: F401  # the pipeline, now that the editor has its answer
     from .startup import settle
 
     settle()
@@ -526,14 +523,8 @@ def on_code_action_resolve(ls: RefactorServer, action: types.CodeAction) -> type
 
 
 @server.command(REFACTOR_COMMAND)
-async def refactor_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from pygls.exceptions import JsonRpcInvalidParams
-
-    try:
-        args = RefactorArgs.parse(arguments[0] if arguments else None)
-    except ValueError as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
-    return await ls.refactor(args)
+async def refactor_command(ls: RefactorServer, arguments: RefactorArguments) -> dict[str, Any]:
+    return (await ls.refactor(arguments)).to_json()
 
 
 @server.command(CANCEL_COMMAND)
@@ -573,8 +564,6 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.feature(types.SHUTDOWN)
 async def on_shutdown(ls: RefactorServer, params: None) -> None:
-    from .backends import close_clients
-
     ls.shutdown_requested = True
     ls.cancel(None, "the server is shutting down")
     tasks = [r.task for r in ls.running.values()] + list(ls.background)
@@ -583,7 +572,7 @@ async def on_shutdown(ls: RefactorServer, params: None) -> None:
     if tasks:
         with contextlib.suppress(Exception):
             await asyncio.wait(tasks, timeout=1.0)
-    await close_clients()
+    await ls.engine.close()
 
 
 @server.feature(types.EXIT)

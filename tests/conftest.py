@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server import backends
+from lsp_server.engine import Engine
 from tests.fake_backend import FakeBackend
 
 STEP_S = 0.001  # one simulated forward pass: small, so the suite stays fast
@@ -30,19 +30,13 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return dirs
 
 
-@pytest.fixture(autouse=True)
-def _forget_prediction_refusals() -> Iterator[None]:
-    """`backends` remembers, per process, which backends refused the prediction field."""
-    backends._prediction_refused.clear()
-    yield
-    backends._prediction_refused.clear()
-
-
 @pytest.fixture
-async def fresh_clients() -> AsyncIterator[None]:
-    """Close the cached SDK clients after an async test: their connections belong to its event loop."""
-    yield
-    await backends.close_clients()
+async def engine() -> AsyncIterator[Engine]:
+    """A fresh engine per test: its own HTTP clients (whose connections belong to the test's event
+    loop), its own memory of refused predictions and of the metrics probes."""
+    fresh = Engine()
+    yield fresh
+    await fresh.close()
 
 
 @pytest.fixture(scope="session")

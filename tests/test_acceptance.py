@@ -20,7 +20,8 @@ import pytest
 from lsp_server import metrics
 from lsp_server.backends import StreamRequest, read_acceptance, stream_completion
 from lsp_server.config import Layer, RefactorSettings, build_config
-from lsp_server.refactor import RefactorError, RefactorRequest, run_refactor
+from lsp_server.engine import Engine
+from lsp_server.refactor import RefactorError, RefactorRequest
 from lsp_server.stats import RefactorStats
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -88,15 +89,6 @@ def replay() -> Iterator[Replay]:
     server.server.server_close()
 
 
-@pytest.fixture(autouse=True)
-def _forget_metrics_state() -> Iterator[None]:
-    for store in (metrics._unavailable, metrics._per_request_seen, metrics._in_flight):
-        store.clear()
-    yield
-    for store in (metrics._unavailable, metrics._per_request_seen, metrics._in_flight):
-        store.clear()
-
-
 def recorded(name: str) -> bytes:
     return (DATA / name).read_bytes()
 
@@ -149,7 +141,7 @@ def final_chunks(name: str) -> list[dict[str, Any]]:
 )
 async def test_acceptance_from_recorded_streams(
     replay: Replay,
-    fresh_clients: None,
+    engine: Engine,
     name: str,
     kind: str,
     accepted: int | None,
@@ -160,7 +152,7 @@ async def test_acceptance_from_recorded_streams(
     replay.streams.append(recorded(name))
     backend = config_for(replay, kind).backend("r")
     request = StreamRequest([{"role": "user", "content": "Rename total to acc"}], None, 64, 0.0)
-    completion = await stream_completion(backend, SETTINGS, request)
+    completion = await stream_completion(engine.clients, backend, SETTINGS, request)
     expected_text = "".join(
         c["delta"].get("content") or "" for chunk in final_chunks(name) for c in chunk.get("choices", [])
     )
@@ -189,24 +181,22 @@ def pages() -> tuple[str, str]:
     return (DATA / "vllm-metrics-before.prom").read_text(), (DATA / "vllm-metrics-after.prom").read_text()
 
 
-async def refactor_stats(replay: Replay) -> RefactorStats:
+async def refactor_stats(engine: Engine, replay: Replay) -> RefactorStats:
     text = "def add_all(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     request = RefactorRequest("a.py", text, 0, len(text), instruction="rename total to acc", scope="selection")
     try:
-        result = await run_refactor(request, config_for(replay, "vllm"))
+        result = await engine.refactor(request, config_for(replay, "vllm"))
     except RefactorError as exc:  # the tiny model's recorded answer was cut off: measured, not applied
         assert exc.stats is not None and exc.output == RECORDED_TEXT
         return exc.stats
     return result.stats
 
 
-async def test_vllm_acceptance_from_metrics_counters_when_the_answer_has_none(
-    replay: Replay, fresh_clients: None
-) -> None:
+async def test_vllm_acceptance_from_metrics_counters_when_the_answer_has_none(replay: Replay, engine: Engine) -> None:
     before, after = pages()
     replay.pages = [before, after]
     replay.streams.append(without_per_request_metrics(recorded("vllm-ngram-per-request-metrics.sse")))
-    stats = await refactor_stats(replay)
+    stats = await refactor_stats(engine, replay)
     # The counters moved by exactly what the server reported per request in the recording.
     assert (stats.accepted_prediction_tokens, stats.rejected_prediction_tokens) == (8, 28)
     assert stats.acceptance_source == "vllm-metrics"
@@ -220,7 +210,7 @@ async def test_vllm_acceptance_from_metrics_counters_when_the_answer_has_none(
 
 
 async def test_vllm_metrics_are_approximate_when_other_requests_finished_meanwhile(
-    replay: Replay, fresh_clients: None
+    replay: Replay, engine: Engine
 ) -> None:
     before, after = pages()
     busier = after.replace(
@@ -230,36 +220,36 @@ async def test_vllm_metrics_are_approximate_when_other_requests_finished_meanwhi
     assert busier != after
     replay.pages = [before, busier]
     replay.streams.append(without_per_request_metrics(recorded("vllm-ngram-per-request-metrics.sse")))
-    stats = await refactor_stats(replay)
+    stats = await refactor_stats(engine, replay)
     assert (stats.accepted_prediction_tokens, stats.rejected_prediction_tokens) == (8, 28)
     assert stats.acceptance_source == "vllm-metrics-approximate"
     assert any("approximate" in note for note in stats.notes)
 
 
-async def test_per_request_metrics_win_and_metrics_are_not_read_again(replay: Replay, fresh_clients: None) -> None:
+async def test_per_request_metrics_win_and_metrics_are_not_read_again(replay: Replay, engine: Engine) -> None:
     before, after = pages()
     replay.pages = [before, after]
     replay.streams += [recorded("vllm-ngram-per-request-metrics.sse")] * 2
-    first = await refactor_stats(replay)
+    first = await refactor_stats(engine, replay)
     assert first.acceptance_source == "vllm-spec-decode-metrics"
     reads = replay.metrics_reads
-    second = await refactor_stats(replay)
+    second = await refactor_stats(engine, replay)
     assert second.acceptance_source == "vllm-spec-decode-metrics"
     assert replay.metrics_reads == reads  # the server reports per request: /metrics is left alone
 
 
-async def test_a_server_without_speculation_reports_no_acceptance(replay: Replay, fresh_clients: None) -> None:
+async def test_a_server_without_speculation_reports_no_acceptance(replay: Replay, engine: Engine) -> None:
     replay.pages = ["# HELP vllm:num_requests_running x\nvllm:num_requests_running 0.0\n"]
     replay.streams += [recorded("vllm-plain.sse")] * 2
-    assert (await refactor_stats(replay)).accepted_prediction_tokens is None
+    assert (await refactor_stats(engine, replay)).accepted_prediction_tokens is None
     reads = replay.metrics_reads
-    assert (await refactor_stats(replay)).acceptance_source is None
+    assert (await refactor_stats(engine, replay)).acceptance_source is None
     assert replay.metrics_reads == reads  # no counters there: not asked again
 
 
-async def test_no_metrics_page_is_not_an_error(replay: Replay, fresh_clients: None) -> None:
+async def test_no_metrics_page_is_not_an_error(replay: Replay, engine: Engine) -> None:
     replay.streams.append(without_per_request_metrics(recorded("vllm-ngram-per-request-metrics.sse")))
-    stats = await refactor_stats(replay)  # GET /metrics answers 404
+    stats = await refactor_stats(engine, replay)  # GET /metrics answers 404
     assert stats.accepted_prediction_tokens is None and stats.completion_tokens == 48
 
 

@@ -13,19 +13,16 @@ from lsp_server.backends import (
     BackendError,
     PredictionUnsupported,
     StreamRequest,
-    default_max_tokens,
     list_models,
     read_acceptance,
     stream_completion,
-    uses_prediction,
 )
 from lsp_server.config import BackendConfig, Config, Layer, RefactorSettings, build_config
+from lsp_server.engine import Engine
 from lsp_server.prompt import build_prompt
-from lsp_server.refactor import RefactorError, RefactorRequest, run_refactor
+from lsp_server.refactor import RefactorError, RefactorRequest, default_max_tokens
 from tests.conftest import backend_table, closed_port_url
 from tests.fake_backend import FakeBackend, Reply, simulate, tokenize
-
-pytestmark = pytest.mark.usefixtures("fresh_clients")
 
 SOURCE = '''"""Shapes."""
 
@@ -65,18 +62,22 @@ def rename_request(prediction: bool = True) -> StreamRequest:
     return StreamRequest(prompt.messages, prompt.prediction if prediction else None, max_tokens=2000, temperature=0.0)
 
 
-async def complete(fake: FakeBackend | None = None, request: StreamRequest | None = None, **kwargs: Any):
+async def complete(
+    engine: Engine, fake: FakeBackend | None = None, request: StreamRequest | None = None, **kwargs: Any
+):
     settings_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in RefactorSettings.__dataclass_fields__}
     sleep = kwargs.pop("sleep", None)
     extra = {"sleep": sleep} if sleep else {}
     return await stream_completion(
-        backend_for(fake, **kwargs), settings(**settings_kw), request or rename_request(), **extra
+        engine.clients, backend_for(fake, **kwargs), settings(**settings_kw), request or rename_request(), **extra
     )
 
 
-async def failure(fake: FakeBackend | None = None, request: StreamRequest | None = None, **kwargs: Any) -> BackendError:
+async def failure(
+    engine: Engine, fake: FakeBackend | None = None, request: StreamRequest | None = None, **kwargs: Any
+) -> BackendError:
     with pytest.raises(BackendError) as info:
-        await complete(fake, request, **kwargs)
+        await complete(engine, fake, request, **kwargs)
     return info.value
 
 
@@ -195,7 +196,7 @@ def test_chunk_without_figures_has_no_acceptance() -> None:
 )
 def test_how_the_prediction_reaches_the_model(kind: str, mode: str, override: bool | None, expected: str) -> None:
     backend = BackendConfig(name="b", type=kind, base_url="http://127.0.0.1:1/v1", model="m", prediction=mode)  # type: ignore[arg-type]
-    assert uses_prediction(backend, override) == expected
+    assert Engine().prediction_mode(backend, override) == expected
 
 
 def test_default_max_tokens_leaves_room_to_grow() -> None:
@@ -207,11 +208,17 @@ def test_default_max_tokens_leaves_room_to_grow() -> None:
 # -- streaming from each kind of server --------------------------------------------------------------
 
 
-async def test_openai_kind_streams_the_answer_with_prediction_figures(fake_backend: FakeBackend) -> None:
+async def test_openai_kind_streams_the_answer_with_prediction_figures(
+    fake_backend: FakeBackend, engine: Engine
+) -> None:
     request = rename_request()
     deltas: list[str] = []
     result = await stream_completion(
-        backend_for(fake_backend), settings(), request, on_delta=lambda text, _chunks: deltas.append(text)
+        engine.clients,
+        backend_for(fake_backend),
+        settings(),
+        request,
+        on_delta=lambda text, _chunks: deltas.append(text),
     )
     sim = simulate(RENAMED, SOURCE, fake_backend.draft_len, aligned=True)
     assert result.text == RENAMED
@@ -233,10 +240,10 @@ async def test_openai_kind_streams_the_answer_with_prediction_figures(fake_backe
     assert sent["messages"] == request.messages
 
 
-async def test_vllm_kind_drafts_from_the_prompt(make_fake) -> None:
+async def test_vllm_kind_drafts_from_the_prompt(make_fake, engine: Engine) -> None:
     fake = make_fake("vllm")
     request = rename_request(prediction=False)
-    result = await complete(fake, request)
+    result = await complete(engine, fake, request)
     sim = simulate(RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False)
     assert result.text == RENAMED
     assert result.completion_tokens == len(tokenize(RENAMED))
@@ -244,10 +251,10 @@ async def test_vllm_kind_drafts_from_the_prompt(make_fake) -> None:
     assert "prediction" not in fake.requests[0]
 
 
-async def test_llamacpp_kind_reports_timings(make_fake) -> None:
+async def test_llamacpp_kind_reports_timings(make_fake, engine: Engine) -> None:
     fake = make_fake("llamacpp")
     request = rename_request(prediction=False)
-    result = await complete(fake, request)
+    result = await complete(engine, fake, request)
     sim = simulate(RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False)
     assert result.text == RENAMED
     assert result.finish_reason == "stop"
@@ -255,68 +262,74 @@ async def test_llamacpp_kind_reports_timings(make_fake) -> None:
     assert result.completion_tokens == len(tokenize(RENAMED))  # from timings.predicted_n: no usage chunk
 
 
-async def test_answer_cut_at_max_tokens_says_length(fake_backend: FakeBackend) -> None:
+async def test_answer_cut_at_max_tokens_says_length(fake_backend: FakeBackend, engine: Engine) -> None:
     request = rename_request()
     request.max_tokens = 5
-    result = await complete(fake_backend, request)
+    result = await complete(engine, fake_backend, request)
     assert result.finish_reason == "length"
     assert len(tokenize(result.text)) <= 5
     assert fake_backend.requests[0]["max_tokens"] == 5
 
 
-async def test_key_and_headers_are_sent(fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_key_and_headers_are_sent(
+    fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     monkeypatch.setenv("FAKE_API_KEY", SECRET)
-    await complete(fake_backend, api_key_env="FAKE_API_KEY", headers={"X-Team": "tools"})
+    await complete(engine, fake_backend, api_key_env="FAKE_API_KEY", headers={"X-Team": "tools"})
     (headers,) = fake_backend.headers_seen
     assert headers["authorization"] == f"Bearer {SECRET}"
     assert headers["x-team"] == "tools"
 
 
-async def test_unset_key_variable_is_named_and_nothing_is_sent(fake_backend: FakeBackend) -> None:
-    error = await failure(fake_backend, api_key_env="FAKE_API_KEY_UNSET")
+async def test_unset_key_variable_is_named_and_nothing_is_sent(fake_backend: FakeBackend, engine: Engine) -> None:
+    error = await failure(engine, fake_backend, api_key_env="FAKE_API_KEY_UNSET")
     assert "FAKE_API_KEY_UNSET" in str(error)
     assert "not set" in str(error)
     assert fake_backend.requests == []
 
 
-async def test_list_models(make_fake) -> None:
+async def test_list_models(make_fake, engine: Engine) -> None:
     fake = make_fake(models=("coder-7b", "coder-1b"))
-    assert await list_models(backend_for(fake), settings()) == ["coder-7b", "coder-1b"]
+    assert await list_models(engine.clients, backend_for(fake), settings()) == ["coder-7b", "coder-1b"]
 
 
 # -- what the user is told when it goes wrong ----------------------------------------------------------
 
 
-async def test_prediction_refused_is_its_own_error(fake_backend: FakeBackend) -> None:
+async def test_prediction_refused_is_its_own_error(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(reject_prediction=True))
     with pytest.raises(PredictionUnsupported) as info:
-        await complete(fake_backend)
+        await complete(engine, fake_backend)
     assert "prediction" in str(info.value)
     assert len(fake_backend.requests) == 1
 
 
-async def test_prediction_refused_when_forced_says_how_to_fix_the_config(fake_backend: FakeBackend) -> None:
+async def test_prediction_refused_when_forced_says_how_to_fix_the_config(
+    fake_backend: FakeBackend, engine: Engine
+) -> None:
     fake_backend.enqueue(Reply(reject_prediction=True))
-    error = await failure(fake_backend, prediction="always")
+    error = await failure(engine, fake_backend, prediction="always")
     assert not isinstance(error, PredictionUnsupported)
     assert "does not accept the `prediction` field" in str(error)
     assert 'backends.fake.prediction = "auto" or "never"' in str(error)
 
 
-async def test_other_bad_request_is_reported_once_without_retry(fake_backend: FakeBackend) -> None:
+async def test_other_bad_request_is_reported_once_without_retry(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(status=400, error="temperature must be at most 2"))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "answered HTTP 400: temperature must be at most 2" in str(error)
     assert error.status == 400
     assert len(fake_backend.requests) == 1
 
 
 async def test_unauthorized_names_the_variable_never_the_key(
-    fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
+    fake_backend: FakeBackend,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
 ) -> None:
     monkeypatch.setenv("FAKE_API_KEY", SECRET)
     fake_backend.enqueue(Reply(status=401, error=f"Incorrect API key provided: {SECRET}."))
-    error = await failure(fake_backend, api_key_env="FAKE_API_KEY")
+    error = await failure(engine, fake_backend, api_key_env="FAKE_API_KEY")
     assert "401 unauthorized" in str(error)
     assert "check the key in the environment variable FAKE_API_KEY" in str(error)
     assert SECRET not in str(error)
@@ -324,43 +337,49 @@ async def test_unauthorized_names_the_variable_never_the_key(
     assert error.fallback_ok is False
 
 
-async def test_forbidden_without_a_key_variable_says_to_configure_one(fake_backend: FakeBackend) -> None:
+async def test_forbidden_without_a_key_variable_says_to_configure_one(
+    fake_backend: FakeBackend, engine: Engine
+) -> None:
     fake_backend.enqueue(Reply(status=403, error="forbidden"))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "403 forbidden" in str(error)
     assert "set backends.fake.api_key_env" in str(error)
 
 
-async def test_server_messages_are_redacted(fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_server_messages_are_redacted(
+    fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     monkeypatch.setenv("FAKE_API_KEY", SECRET)
     fake_backend.enqueue(Reply(status=422, error=f"key {SECRET} is not allowed to use this model"))
-    error = await failure(fake_backend, api_key_env="FAKE_API_KEY")
+    error = await failure(engine, fake_backend, api_key_env="FAKE_API_KEY")
     assert "key *** is not allowed" in str(error)
     assert SECRET not in str(error)
 
 
-async def test_unknown_model_lists_the_offered_models(make_fake) -> None:
+async def test_unknown_model_lists_the_offered_models(make_fake, engine: Engine) -> None:
     fake = make_fake(models=("coder-7b", "coder-1b"))
-    error = await failure(fake, model="coder-70b")
+    error = await failure(engine, fake, model="coder-70b")
     assert "has no model 'coder-70b' (it offers: coder-7b, coder-1b)" in str(error)
     assert "set backends.fake.model" in str(error)
     assert error.status == 404
 
 
-async def test_rate_limit_with_retry_after_is_retried(fake_backend: FakeBackend) -> None:
+async def test_rate_limit_with_retry_after_is_retried(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(status=429, error="Rate limit reached", headers={"Retry-After": "1.5"}))
     sleeps = Sleeps()
-    result = await complete(fake_backend, sleep=sleeps)
+    result = await complete(engine, fake_backend, sleep=sleeps)
     assert result.text == RENAMED
     assert sleeps.waits == [1.5]  # the server's Retry-After, honoured
     assert len(fake_backend.requests) == 2
     assert result.notes == ["retried after HTTP 429 (waited 1.5 s)"]
 
 
-async def test_unavailable_again_and_again_gives_up_after_max_retries(fake_backend: FakeBackend) -> None:
+async def test_unavailable_again_and_again_gives_up_after_max_retries(
+    fake_backend: FakeBackend, engine: Engine
+) -> None:
     fake_backend.enqueue(*[Reply(status=503, error="model is loading")] * 3, Reply())
     sleeps = Sleeps()
-    error = await failure(fake_backend, sleep=sleeps, max_retries=2)
+    error = await failure(engine, fake_backend, sleep=sleeps, max_retries=2)
     assert "failed with HTTP 503 after 3 tries (model is loading)" in str(error)
     assert "try again later" in str(error)
     assert len(fake_backend.requests) == 3
@@ -369,42 +388,42 @@ async def test_unavailable_again_and_again_gives_up_after_max_retries(fake_backe
     assert error.fallback_ok is True
 
 
-async def test_rate_limited_throughout_says_so(fake_backend: FakeBackend) -> None:
+async def test_rate_limited_throughout_says_so(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(status=429, error="slow down", headers={"Retry-After": "0"}))
-    error = await failure(fake_backend, sleep=Sleeps(), max_retries=0)
+    error = await failure(engine, fake_backend, sleep=Sleeps(), max_retries=0)
     assert "is rate limiting us (429) after 1 try (slow down)" in str(error)
 
 
-async def test_retry_after_beyond_the_time_limit_is_not_waited_for(fake_backend: FakeBackend) -> None:
+async def test_retry_after_beyond_the_time_limit_is_not_waited_for(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(status=429, error="slow down", headers={"Retry-After": "3600"}))
     sleeps = Sleeps()
-    error = await failure(fake_backend, sleep=sleeps, timeout_s=20)
+    error = await failure(engine, fake_backend, sleep=sleeps, timeout_s=20)
     assert "rate limiting" in str(error)
     assert sleeps.waits == []
 
 
-async def test_connection_refused_names_the_url() -> None:
+async def test_connection_refused_names_the_url(engine: Engine) -> None:
     url = closed_port_url()
-    error = await failure(None, type="openai", base_url=url, model="m")
+    error = await failure(engine, None, type="openai", base_url=url, model="m")
     assert f"cannot reach the backend 'fake' at {url}: connection refused" in str(error)
     assert error.fallback_ok is True
 
 
-async def test_unresolvable_host_says_so() -> None:
+async def test_unresolvable_host_says_so(engine: Engine) -> None:
     url = "http://nonexistent.invalid:1/v1"
-    error = await failure(None, type="openai", base_url=url, model="m", connect_timeout_s=5)
+    error = await failure(engine, None, type="openai", base_url=url, model="m", connect_timeout_s=5)
     assert f"cannot reach the backend 'fake' at {url}: the host name does not resolve" in str(error)
 
 
-async def test_stall_mid_answer_beyond_idle_timeout(fake_backend: FakeBackend) -> None:
+async def test_stall_mid_answer_beyond_idle_timeout(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(stall_after_chars=10, stall_s=3.0))
-    error = await failure(fake_backend, idle_timeout_s=0.2)
+    error = await failure(engine, fake_backend, idle_timeout_s=0.2)
     assert "stalled for 0.2 s mid-answer (refactor.idle_timeout_s); nothing was applied" in str(error)
 
 
-async def test_connection_dropped_mid_answer(fake_backend: FakeBackend) -> None:
+async def test_connection_dropped_mid_answer(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(drop_after_chars=10))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "broke mid-answer; nothing was applied" in str(error)
     assert fake_backend.url in str(error)
 
@@ -420,35 +439,35 @@ async def test_connection_dropped_mid_answer(fake_backend: FakeBackend) -> None:
     ],
     ids=["not-json", "content-not-text", "choices-not-a-list", "not-an-object", "usage-not-an-object"],
 )
-async def test_malformed_stream(fake_backend: FakeBackend, body: bytes) -> None:
+async def test_malformed_stream(fake_backend: FakeBackend, body: bytes, engine: Engine) -> None:
     fake_backend.enqueue(Reply(raw_body=body))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "sent a malformed stream" in str(error)
     assert "nothing was applied" in str(error)
 
 
-async def test_stream_that_is_not_utf8(fake_backend: FakeBackend) -> None:
+async def test_stream_that_is_not_utf8(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(raw_body=b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9"}}]}\n\n'))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "not valid UTF-8; nothing was applied" in str(error)
 
 
-async def test_error_event_in_the_stream_is_reported(fake_backend: FakeBackend) -> None:
+async def test_error_event_in_the_stream_is_reported(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(raw_body=b'data: {"error": {"message": "out of memory"}}\n\n'))
-    error = await failure(fake_backend)
+    error = await failure(engine, fake_backend)
     assert "out of memory" in str(error)
 
 
-async def test_no_first_token_in_time(fake_backend: FakeBackend) -> None:
+async def test_no_first_token_in_time(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(delay_headers_s=3.0))
-    error = await failure(fake_backend, first_token_timeout_s=0.2)
+    error = await failure(engine, fake_backend, first_token_timeout_s=0.2)
     assert "sent nothing within 0.2 s (refactor.first_token_timeout_s)" in str(error)
     assert error.fallback_ok is True
 
 
-async def test_whole_refactor_time_limit(fake_backend: FakeBackend) -> None:
+async def test_whole_refactor_time_limit(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(stall_after_chars=10, stall_s=3.0))
-    error = await failure(fake_backend, timeout_s=0.3, idle_timeout_s=2.0)
+    error = await failure(engine, fake_backend, timeout_s=0.3, idle_timeout_s=2.0)
     assert "took longer than 0.3 s (refactor.timeout_s)" in str(error)
 
 
@@ -465,9 +484,9 @@ def file_request(**kwargs: Any) -> RefactorRequest:
     return RefactorRequest(instruction=values.pop("instruction", "rename result to total"), **values)
 
 
-async def test_refactor_end_to_end_with_the_prediction_field(fake_backend: FakeBackend) -> None:
+async def test_refactor_end_to_end_with_the_prediction_field(fake_backend: FakeBackend, engine: Engine) -> None:
     config = config_with(fake=backend_table(fake_backend))
-    result = await run_refactor(file_request(), config)
+    result = await engine.refactor(file_request(), config)
     assert result.new_text == RENAMED
     stats = result.stats
     sim = simulate(RENAMED, SOURCE, fake_backend.draft_len)
@@ -482,10 +501,10 @@ async def test_refactor_end_to_end_with_the_prediction_field(fake_backend: FakeB
     assert fake_backend.requests[0]["prediction"]["content"] == SOURCE
 
 
-async def test_refactor_of_a_block_rewrites_only_that_block(fake_backend: FakeBackend) -> None:
+async def test_refactor_of_a_block_rewrites_only_that_block(fake_backend: FakeBackend, engine: Engine) -> None:
     config = config_with(fake=backend_table(fake_backend))
     cursor = SOURCE.index("result = width")
-    result = await run_refactor(file_request(start=cursor, end=cursor, scope=None), config)
+    result = await engine.refactor(file_request(start=cursor, end=cursor, scope=None), config)
     block = SOURCE[SOURCE.index("def area") : SOURCE.index("\n\n\ndef describe") + 1]
     assert result.stats.scope == "block"
     assert fake_backend.requests[0]["prediction"]["content"] == block
@@ -494,9 +513,11 @@ async def test_refactor_of_a_block_rewrites_only_that_block(fake_backend: FakeBa
 
 
 @pytest.mark.parametrize(("mode", "sent"), [("auto", False), ("always", True)])
-async def test_vllm_gets_the_prediction_field_only_when_always(make_fake, mode: str, sent: bool) -> None:
+async def test_vllm_gets_the_prediction_field_only_when_always(
+    make_fake, mode: str, sent: bool, engine: Engine
+) -> None:
     fake = make_fake("vllm")
-    result = await run_refactor(file_request(), config_with(local=backend_table(fake, prediction=mode)))
+    result = await engine.refactor(file_request(), config_with(local=backend_table(fake, prediction=mode)))
     assert result.new_text == RENAMED
     assert ("prediction" in fake.requests[0]) is sent
     assert result.stats.prediction is True
@@ -504,21 +525,21 @@ async def test_vllm_gets_the_prediction_field_only_when_always(make_fake, mode: 
     assert result.stats.acceptance_source == "vllm-spec-decode-metrics"
 
 
-async def test_no_prediction_requested_sends_none(fake_backend: FakeBackend) -> None:
-    result = await run_refactor(file_request(prediction=False), config_with(fake=backend_table(fake_backend)))
+async def test_no_prediction_requested_sends_none(fake_backend: FakeBackend, engine: Engine) -> None:
+    result = await engine.refactor(file_request(prediction=False), config_with(fake=backend_table(fake_backend)))
     assert result.new_text == RENAMED
     assert "prediction" not in fake_backend.requests[0]
     assert result.stats.prediction is False
     assert result.stats.summary().endswith("no prediction")
 
 
-async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend: FakeBackend) -> None:
+async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend: FakeBackend, engine: Engine) -> None:
     down = closed_port_url()
     config = config_with(
         primary={"type": "openai", "base_url": down, "model": "m", "fallback": ["fake"]},
         fake=backend_table(fake_backend),
     )
-    result = await run_refactor(file_request(), config)
+    result = await engine.refactor(file_request(), config)
     assert result.new_text == RENAMED
     assert result.stats.backend == "primary"
     assert result.stats.served_by == "fake"
@@ -529,7 +550,10 @@ async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend:
 
 
 async def test_no_fallback_for_a_problem_another_backend_would_not_fix(
-    fake_backend: FakeBackend, make_fake, monkeypatch: pytest.MonkeyPatch
+    fake_backend: FakeBackend,
+    make_fake,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
 ) -> None:
     monkeypatch.setenv("FAKE_API_KEY", SECRET)
     spare = make_fake()
@@ -539,27 +563,27 @@ async def test_no_fallback_for_a_problem_another_backend_would_not_fix(
         spare=backend_table(spare),
     )
     with pytest.raises(RefactorError) as info:
-        await run_refactor(file_request(), config)
+        await engine.refactor(file_request(), config)
     assert "FAKE_API_KEY" in str(info.value)
     assert spare.requests == []
 
 
-async def test_every_backend_down_reports_each(fake_backend: FakeBackend) -> None:
+async def test_every_backend_down_reports_each(fake_backend: FakeBackend, engine: Engine) -> None:
     first, second = closed_port_url(), "http://nonexistent.invalid:1/v1"
     config = config_with(
         a={"type": "openai", "base_url": first, "model": "m", "fallback": ["b"]},
         b={"type": "openai", "base_url": second, "model": "m"},
     )
     with pytest.raises(RefactorError) as info:
-        await run_refactor(file_request(), config)
+        await engine.refactor(file_request(), config)
     assert first in str(info.value) and second in str(info.value)
 
 
-async def test_refused_prediction_is_retried_without_and_remembered(fake_backend: FakeBackend) -> None:
+async def test_refused_prediction_is_retried_without_and_remembered(fake_backend: FakeBackend, engine: Engine) -> None:
     config = config_with(fake=backend_table(fake_backend))
     fake_backend.enqueue(Reply(reject_prediction=True))
 
-    result = await run_refactor(file_request(), config)
+    result = await engine.refactor(file_request(), config)
 
     assert result.new_text == RENAMED
     first, second = fake_backend.requests
@@ -569,41 +593,70 @@ async def test_refused_prediction_is_retried_without_and_remembered(fake_backend
     assert result.stats.prediction_via == "off"
     assert any("refused the prediction field" in note for note in result.stats.notes)
 
-    again = await run_refactor(file_request(), config)
+    again = await engine.refactor(file_request(), config)
     assert again.new_text == RENAMED
     assert len(fake_backend.requests) == 3
     assert "prediction" not in fake_backend.requests[2]  # not asked again
     assert again.stats.prediction is False
 
 
-async def test_unusable_answer_is_refused_with_its_stats(fake_backend: FakeBackend) -> None:
+async def test_unusable_answer_is_refused_with_its_stats(fake_backend: FakeBackend, engine: Engine) -> None:
     fake_backend.enqueue(Reply(text="Sure! I renamed result to total everywhere in the function."))
     with pytest.raises(RefactorError) as info:
-        await run_refactor(file_request(), config_with(fake=backend_table(fake_backend)))
+        await engine.refactor(file_request(), config_with(fake=backend_table(fake_backend)))
     assert "explanation instead of code" in str(info.value)
     assert info.value.stats is not None
     assert info.value.stats.completion_tokens is not None
 
 
-async def test_instruction_comment_drives_the_refactor_and_is_removed(fake_backend: FakeBackend) -> None:
+async def test_instruction_comment_drives_the_refactor_and_is_removed(
+    fake_backend: FakeBackend, engine: Engine
+) -> None:
     text = SOURCE.replace('    """The area', '    # refactor-lsp: rename width to w\n    """The area')
     cursor = text.index("result = width")
     request = RefactorRequest(path="shapes.py", text=text, start=cursor, end=cursor, action_id="instruction-comment")
-    result = await run_refactor(request, config_with(fake=backend_table(fake_backend)))
+    result = await engine.refactor(request, config_with(fake=backend_table(fake_backend)))
     block = SOURCE[SOURCE.index("def area") : SOURCE.index("\n\n\ndef describe") + 1]
     assert fake_backend.requests[0]["prediction"]["content"] == block  # without the comment
     assert "Instruction: rename width to w" in fake_backend.requests[0]["messages"][1]["content"]
     assert result.new_text == SOURCE.replace(block, block.replace("width", "w"))
 
 
-async def test_unknown_backend_name_is_a_refactor_error(fake_backend: FakeBackend) -> None:
+async def test_unknown_backend_name_is_a_refactor_error(fake_backend: FakeBackend, engine: Engine) -> None:
     with pytest.raises(RefactorError) as info:
-        await run_refactor(file_request(backend="nope"), config_with(fake=backend_table(fake_backend)))
+        await engine.refactor(file_request(backend="nope"), config_with(fake=backend_table(fake_backend)))
     assert "unknown backend 'nope' (configured backends: fake, local" in str(info.value)
     assert fake_backend.requests == []
 
 
-async def test_concurrent_refactors_share_the_backend(fake_backend: FakeBackend) -> None:
+async def test_concurrent_refactors_share_the_backend(fake_backend: FakeBackend, engine: Engine) -> None:
     config = config_with(fake=backend_table(fake_backend))
-    results = await asyncio.gather(*(run_refactor(file_request(), config) for _ in range(4)))
+    results = await asyncio.gather(*(engine.refactor(file_request(), config) for _ in range(4)))
     assert [r.new_text for r in results] == [RENAMED] * 4
+
+
+async def test_each_engine_keeps_its_own_memory(fake_backend: FakeBackend, engine: Engine) -> None:
+    """What one engine learned (a refused prediction field) is not global state another engine sees."""
+    config = config_with(fake=backend_table(fake_backend))
+    fake_backend.enqueue(Reply(reject_prediction=True))
+    await engine.refactor(file_request(), config)
+    assert engine.prediction_mode(config.backends["fake"]) == "off"
+    other = Engine()
+    try:
+        assert other.prediction_mode(config.backends["fake"]) == "field"
+        result = await other.refactor(file_request(), config)
+    finally:
+        await other.close()
+    assert result.stats.prediction_via == "field" and "prediction" in fake_backend.requests[-1]
+
+
+def test_a_refactor_is_planned_once_with_its_backend_chain(fake_backend: FakeBackend) -> None:
+    config = config_with(
+        fake=backend_table(fake_backend, fallback=["spare"]),
+        spare=backend_table(fake_backend, type="vllm"),
+    )
+    plan = Engine().plan(file_request(instruction="rename width to w"), config)
+    assert [(r.backend.name, r.prediction) for r in plan.routes] == [("fake", "field"), ("spare", "prompt")]
+    assert plan.title == "rename width to w" and plan.max_tokens >= 256
+    with pytest.raises(AttributeError):
+        plan.title = "changed"  # type: ignore[misc]

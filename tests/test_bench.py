@@ -56,16 +56,6 @@ def corpus_responder(request: dict[str, Any]) -> str:
     return ANSWERS.get(region_of(request.get("messages", [])), "ok")
 
 
-@pytest.fixture(autouse=True)
-def _forget_metrics_state():
-    """`metrics` remembers per process which URLs have no counters and which report per request."""
-    for store in (metrics._unavailable, metrics._per_request_seen, metrics._in_flight):
-        store.clear()
-    yield
-    for store in (metrics._unavailable, metrics._per_request_seen, metrics._in_flight):
-        store.clear()
-
-
 def run_bench(tmp_path: Path, config: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     md, js = tmp_path / "report.md", tmp_path / "report.json"
     code = main(

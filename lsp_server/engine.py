@@ -1,0 +1,217 @@
+"""The engine: runs a planned refactor, and owns everything that outlives one refactor.
+
+State that used to live in module globals lives here, one engine per server, CLI run or bench:
+the HTTP clients, the backends that refused the `prediction` field, and what the vLLM metrics
+probes learned. A refactor goes plan → backend stream (progress) → output hygiene → edits → stats.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from . import backends, metrics
+from .backends import (
+    BackendError,
+    ClientPool,
+    Completion,
+    DeltaCallback,
+    PredictionUnsupported,
+    StreamRequest,
+)
+from .config import BackendConfig, Config, RefactorSettings
+from .edits import region_replacements
+from .hygiene import UnusableOutput, clean_output
+from .refactor import (
+    Plan,
+    Progress,
+    ProgressCallback,
+    RefactorError,
+    RefactorRequest,
+    RefactorResult,
+    Route,
+    plan_refactor,
+)
+from .stats import RefactorStats
+
+log = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
+
+
+class Engine:
+    """Plans and runs refactors; create one per server, CLI command or bench run, and `close()` it."""
+
+    def __init__(self) -> None:
+        self.clients = ClientPool()
+        self.metrics = metrics.MetricsMemory()
+        self._prediction_refused: set[tuple[str, str, str]] = set()
+
+    # -- the prediction policy ---------------------------------------------------------------------
+    def prediction_mode(self, backend: BackendConfig, override: bool | None = None) -> str:
+        """ "field", "prompt" or "off" for this backend, knowing which backends refused the field."""
+        return backends.prediction_mode(backend, override, self._refused_key(backend) in self._prediction_refused)
+
+    def remember_prediction_refused(self, backend: BackendConfig) -> None:
+        self._prediction_refused.add(self._refused_key(backend))
+
+    @staticmethod
+    def _refused_key(backend: BackendConfig) -> tuple[str, str, str]:
+        return backend.name, backend.base_url, backend.model
+
+    # -- refactors ---------------------------------------------------------------------------------
+    def plan(self, request: RefactorRequest, config: Config) -> Plan:
+        """The one plan of a refactor. Raises RefactorError."""
+        return plan_refactor(request, config, self.prediction_mode)
+
+    async def refactor(
+        self, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
+    ) -> RefactorResult:
+        """Plan and run, for callers with nothing to do in between (the CLI, bench, tests)."""
+        return await self.run(self.plan(request, config), on_progress)
+
+    async def run(self, plan: Plan, on_progress: ProgressCallback | None = None) -> RefactorResult:
+        """Run a plan end to end. Raises RefactorError with a message for the user."""
+        completion, route, notes = await self._complete(plan, on_progress)
+        stats = RefactorStats(
+            backend=plan.requested.name,
+            model=route.backend.model,
+            prediction=route.prediction != "off",
+            prediction_via=route.prediction,
+            scope=plan.region.kind,
+            latency_ms=completion.latency_ms,
+            ttft_ms=completion.ttft_ms,
+            completion_tokens=completion.completion_tokens,
+            prompt_tokens=completion.prompt_tokens,
+            output_chars=len(completion.text),
+            predicted_chars=len(plan.prompt.prediction),
+            action=plan.action,
+            served_by=route.backend.name,
+            notes=[*notes, *completion.notes],
+        )
+        if completion.acceptance is not None:
+            stats.accepted_prediction_tokens = completion.acceptance.accepted
+            stats.rejected_prediction_tokens = completion.acceptance.rejected
+            stats.acceptance_source = completion.acceptance.source
+        stats.finish()
+        text = plan.request.text
+        try:
+            new_region = clean_output(
+                completion.text,
+                plan.original,
+                completion.finish_reason,
+                before=text[: plan.region.start],
+                after=text[plan.region.end :],
+                drop_instruction_comments=plan.comment is not None,
+            )
+        except UnusableOutput as exc:
+            raise RefactorError(str(exc), stats, completion.text) from None
+        edits = region_replacements(text, plan.region.start, plan.region.end, new_region)
+        return RefactorResult(plan, new_region, edits, stats)
+
+    # -- talking to backends -----------------------------------------------------------------------
+    async def stream(
+        self,
+        backend: BackendConfig,
+        settings: RefactorSettings,
+        request: StreamRequest,
+        on_delta: DeltaCallback | None = None,
+    ) -> Completion:
+        """One completion with bounded retries (for `check` and `bench`'s warm-up)."""
+        return await backends.stream_completion(self.clients, backend, settings, request, on_delta)
+
+    async def list_models(self, backend: BackendConfig, settings: RefactorSettings) -> list[str]:
+        return await backends.list_models(self.clients, backend, settings)
+
+    async def close(self) -> None:
+        await self.clients.close()
+
+    async def _complete(self, plan: Plan, on_progress: ProgressCallback | None) -> tuple[Completion, Route, list[str]]:
+        """(completion, the route that served, notes), trying the fallbacks in order."""
+        notes: list[str] = []
+        errors: list[str] = []
+        for index, route in enumerate(plan.routes):
+            backend = route.backend
+            request = StreamRequest(
+                messages=plan.prompt.messages,
+                prediction=plan.prompt.prediction if route.prediction == "field" else None,
+                max_tokens=plan.max_tokens,
+                temperature=plan.settings.temperature,
+            )
+            tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
+            probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
+            try:
+                try:
+                    completion = await self._stream_with_probe(backend, plan.settings, request, tracker, probe)
+                except PredictionUnsupported as exc:
+                    self.remember_prediction_refused(backend)
+                    note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
+                    log.warning(note)
+                    notes.append(note)
+                    route = Route(backend, "off")
+                    request.prediction = None
+                    tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
+                    completion = await self.stream(backend, plan.settings, request, tracker)
+            except BackendError as exc:
+                if exc.fallback_ok and index < len(plan.routes) - 1:
+                    errors.append(str(exc))
+                    log.warning("%s; falling back to the next backend", exc)
+                    continue
+                if errors:
+                    raise RefactorError("; then ".join([*errors, str(exc)])) from None
+                raise RefactorError(str(exc)) from None
+            if errors:
+                notes.append(f"served by fallback backend '{backend.name}' because {'; '.join(errors)}")
+            return completion, route, notes
+        raise AssertionError("unreachable: the chain always ends in a return or a raise")
+
+    async def _stream_with_probe(
+        self,
+        backend: BackendConfig,
+        settings: RefactorSettings,
+        request: StreamRequest,
+        tracker: _ProgressTracker,
+        probe: metrics.SpecDecodeProbe | None,
+    ) -> Completion:
+        """Stream the answer; a vLLM server that reported no per-request acceptance gets it from /metrics."""
+        if probe is None:
+            return await self.stream(backend, settings, request, tracker)
+        await probe.start()
+        try:
+            completion = await self.stream(backend, settings, request, tracker)
+        except BaseException:
+            probe.abandon()
+            raise
+        if completion.acceptance is not None:
+            probe.abandon()
+            self.metrics.remember_per_request_metrics(backend)
+            return completion
+        completion.acceptance = await probe.finish()
+        note = metrics.note_for(completion.acceptance) if completion.acceptance else None
+        if note:
+            completion.notes.append(note)
+        return completion
+
+
+class _ProgressTracker:
+    """Turns stream deltas into throttled Progress reports."""
+
+    def __init__(self, predicted_chars: int, callback: ProgressCallback | None) -> None:
+        self.predicted_chars = predicted_chars
+        self.callback = callback
+        self.started = time.perf_counter()
+        self.first_at: float | None = None
+        self.generated = 0
+        self.last_report = 0.0
+
+    def __call__(self, delta: str, chunks: int) -> None:
+        now = time.perf_counter()
+        self.generated += len(delta)
+        if self.first_at is None:
+            self.first_at = now
+        if self.callback is None or (self.last_report and now - self.last_report < PROGRESS_INTERVAL_S):
+            return
+        self.last_report = now
+        elapsed = now - self.first_at
+        rate = (chunks - 1) / elapsed if elapsed > 0 and chunks > 1 else None
+        self.callback(Progress(self.generated, self.predicted_chars, now - self.started, rate))

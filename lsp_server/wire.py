@@ -1,0 +1,143 @@
+"""The wire contract: everything that crosses between the server and an editor plugin, typed.
+
+- `refactorLsp.refactor` takes one `RefactorArguments` object (camelCase or snake_case keys);
+  pygls's converter builds it, with the hook below, before the handler runs.
+- It answers a `RefactorReply`: a `RefactorStatus`, the message shown, and the stats.
+- `refactorLsp/stats` (notification): `StatsPayload` — the stats record plus the one-line
+  `summary` and the short `status_text`, ready-made so that no client formats them itself.
+- `refactorLsp/progress` (notification), alongside `$/progress`: `ProgressPayload`, the live
+  figures as fields of their own (tokens/s, generated and predicted size), never to be parsed
+  out of the progress message.
+
+The README's "Commands and notifications" section documents the same shapes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from cattrs import Converter
+
+    from .stats import RefactorStats
+
+REFACTOR_COMMAND = "refactorLsp.refactor"
+CANCEL_COMMAND = "refactorLsp.cancel"
+SHOW_STATS_COMMAND = "refactorLsp.showStats"
+STATS_NOTIFICATION = "refactorLsp/stats"
+PROGRESS_NOTIFICATION = "refactorLsp/progress"
+PROGRESS_TOKEN_PREFIX = "refactor-lsp/"
+
+_ARGUMENTS_SHAPE = "refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}"
+
+
+@attrs.frozen
+class RefactorArguments:
+    """The `refactorLsp.refactor` argument object."""
+
+    uri: str
+    range: types.Range | None = None
+    action_id: str | None = None
+    instruction: str | None = None
+    backend: str | None = None
+    prediction: bool | None = None
+    diagnostics: tuple[str, ...] = ()
+    wait: bool = True  # reply when done; False: reply at once and report through messages
+
+
+def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
+        raise ValueError(_ARGUMENTS_SHAPE)
+
+    def get(*names: str) -> Any:
+        return next((raw[n] for n in names if raw.get(n) is not None), None)
+
+    rng = raw.get("range")
+    lsp_range = None
+    if rng is not None:
+        try:
+            lsp_range = converter.structure(rng, types.Range)
+        except Exception:
+            raise ValueError("`range` must be an LSP range {start: {line, character}, end: {...}}") from None
+    diagnostics = get("diagnostics") or []
+    prediction = get("prediction")
+    return RefactorArguments(
+        uri=raw["uri"],
+        range=lsp_range,
+        action_id=get("actionId", "action_id"),
+        instruction=get("instruction"),
+        backend=get("backend"),
+        prediction=prediction if isinstance(prediction, bool) else None,
+        diagnostics=tuple(str(d) for d in diagnostics) if isinstance(diagnostics, list) else (),
+        wait=get("wait") is not False,
+    )
+
+
+def register(converter: Converter) -> None:
+    """Teach the server's converter to build `RefactorArguments` from the command's JSON."""
+    converter.register_structure_hook(RefactorArguments, lambda raw, _type: _structure_arguments(raw, converter))
+
+
+class RefactorStatus(enum.StrEnum):
+    APPLIED = "applied"  # the editor applied the edit
+    UNCHANGED = "unchanged"  # the model's answer equals the region: nothing to apply
+    REJECTED = "rejected"  # the editor refused the edit (or the user dismissed the preview)
+    STALE = "stale"  # the user typed inside the region meanwhile: nothing applied
+    UNCONFIRMED = "unconfirmed"  # sent; the editor never answered (Vim ALE)
+    ERROR = "error"  # the refactor failed; `message` says why
+    CANCELLED = "cancelled"
+    BUSY = "busy"  # another refactor runs on this document
+    STARTED = "started"  # `wait: false`: the outcome comes as messages
+
+
+@attrs.frozen
+class RefactorReply:
+    status: RefactorStatus
+    message: str | None = None
+    stats: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        reply: dict[str, Any] = {"status": self.status.value}
+        if self.message is not None:
+            reply["message"] = self.message
+        if self.stats is not None:
+            reply["stats"] = self.stats
+        return reply
+
+
+def status_text(stats: RefactorStats) -> str:
+    """The short form for a status bar: `196 tok/s · 88% accepted`, or the latency when there is no rate."""
+    rate = stats.tokens_per_s
+    parts = [f"{rate:.0f} tok/s" if rate is not None else f"{stats.latency_ms / 1000:.2f} s"]
+    if not stats.prediction:
+        parts.append("no prediction")
+    elif stats.acceptance_rate is not None:
+        parts.append(f"{stats.acceptance_rate:.0%} accepted")
+    return " · ".join(parts)
+
+
+def stats_payload(stats: RefactorStats) -> dict[str, Any]:
+    """`refactorLsp/stats` and a reply's `stats`: the record, plus its texts ready-made."""
+    return {**stats.to_dict(), "summary": stats.summary(), "status_text": status_text(stats)}
+
+
+@attrs.frozen
+class ProgressPayload:
+    """`refactorLsp/progress`: one running refactor's live figures."""
+
+    token: str
+    uri: str
+    percentage: int
+    generated_chars: int
+    predicted_chars: int
+    elapsed_s: float
+    tokens_per_s: float | None
+    message: str  # the same text as the `$/progress` report, for display only
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
