@@ -11,13 +11,22 @@ import contextlib
 import json
 import logging
 import random
-import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .config import BackendConfig, ConfigError, RefactorSettings, api_key, is_loopback_url
+from .acceptance import Acceptance, read_acceptance
+from .backend_errors import (
+    auth_message,
+    builtin_hint,
+    connection_problem,
+    is_prediction_refusal,
+    redact,
+    retry_after,
+    server_message,
+)
+from .config import BackendConfig, ConfigError, RefactorSettings, api_key
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -46,13 +55,6 @@ class MalformedStream(ValueError):
 
 
 @dataclass
-class Acceptance:
-    accepted: int
-    rejected: int
-    source: str
-
-
-@dataclass
 class Completion:
     text: str = ""
     finish_reason: str | None = None
@@ -66,33 +68,6 @@ class Completion:
 
 
 DeltaCallback = Callable[[str, int], None]  # (text so far appended, chunks seen)
-
-
-def read_acceptance(chunk: dict[str, Any]) -> Acceptance | None:
-    """Acceptance figures from a final chunk, whatever the backend kind:
-
-    - OpenAI and compatible: usage.completion_tokens_details.{accepted,rejected}_prediction_tokens
-    - vLLM (--per-request-spec-decode-metrics): metrics.speculative_decoding.{num_accepted_draft_tokens,
-      num_draft_tokens}
-    - llama.cpp server: timings.{draft_n_accepted, draft_n}
-    """
-    usage = chunk.get("usage") or {}
-    details = usage.get("completion_tokens_details") or {}
-    accepted = details.get("accepted_prediction_tokens")
-    rejected = details.get("rejected_prediction_tokens")
-    if isinstance(accepted, int) and isinstance(rejected, int) and (accepted or rejected):
-        return Acceptance(accepted, rejected, "usage")
-    spec = (chunk.get("metrics") or {}).get("speculative_decoding") or usage.get("speculative_decoding") or {}
-    drafted = spec.get("num_draft_tokens")
-    accepted = spec.get("num_accepted_draft_tokens", spec.get("num_accepted_tokens"))
-    if isinstance(drafted, int) and isinstance(accepted, int):
-        return Acceptance(accepted, max(drafted - accepted, 0), "vllm-spec-decode-metrics")
-    timings = chunk.get("timings") or {}
-    drafted = timings.get("draft_n")
-    accepted = timings.get("draft_n_accepted")
-    if isinstance(drafted, int) and isinstance(accepted, int):
-        return Acceptance(accepted, max(drafted - accepted, 0), "llamacpp-timings")
-    return None
 
 
 def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool) -> str:
@@ -159,92 +134,6 @@ class ClientPool:
                 await client.close()
 
 
-def _redact(text: str, backend: BackendConfig) -> str:
-    try:
-        key = api_key(backend)
-    except ConfigError:
-        return text
-    return text.replace(key, "***") if key else text
-
-
-def _server_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
-    message = getattr(exc, "message", None) or str(exc)
-    return str(message)
-
-
-def _connection_problem(exc: BaseException) -> str:
-    """What went wrong under an APIConnectionError, in words."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        text = str(cause).lower()
-        if isinstance(cause, ssl.SSLError) or "certificate" in text or "ssl" in text or "tls" in text:
-            return (
-                "TLS failed (certificate or protocol); check the URL, or set verify_tls = false for a "
-                "self-signed local server"
-            )
-        if (
-            "name or service not known" in text
-            or "nodename nor servname" in text
-            or "getaddrinfo" in text
-            or "temporary failure in name resolution" in text
-            or "no address associated" in text
-        ):
-            return "the host name does not resolve"
-        if "connection refused" in text or "connect call failed" in text or isinstance(cause, ConnectionRefusedError):
-            return "connection refused — is the server running?"
-        cause = cause.__cause__ or cause.__context__
-    return "the connection failed"
-
-
-def _builtin_hint(backend: BackendConfig) -> str:
-    """The built-in local backends are the demo's vLLM pair: say how to start it, or to configure another."""
-    from .config import BUILTIN_BACKENDS
-
-    builtin = BUILTIN_BACKENDS.get(backend.name)
-    if builtin is None or builtin["base_url"] != backend.base_url or not is_loopback_url(backend.base_url):
-        return ""
-    return " (start the local pair with `make vllm-up` in a refactor-lsp checkout, or configure a backend)"
-
-
-def _is_prediction_refusal(message: str) -> bool:
-    text = message.lower()
-    return "prediction" in text and any(
-        word in text
-        for word in (
-            "not supported",
-            "unsupported",
-            "not allowed",
-            "unknown",
-            "unrecognized",
-            "extra",
-            "invalid",
-            "does not support",
-            "not permitted",
-        )
-    )
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
 async def list_models(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings) -> list[str]:
     """The models the server offers (GET /models); a BackendError says why not."""
     import openai
@@ -258,28 +147,18 @@ async def list_models(clients: ClientPool, backend: BackendConfig, settings: Ref
         ) from None
     except openai.APIStatusError as exc:
         if exc.status_code in (401, 403):
-            raise BackendError(_auth_message(backend, exc.status_code), status=exc.status_code) from None
+            raise BackendError(auth_message(backend, exc.status_code), status=exc.status_code) from None
         raise BackendError(
             f"the backend '{backend.name}' at {backend.base_url} answered GET /models with HTTP {exc.status_code}: "
-            f"{_redact(_server_message(exc), backend)[:200]}",
+            f"{redact(server_message(exc), backend)[:200]}",
             status=exc.status_code,
         ) from None
     except openai.APIConnectionError as exc:
         raise BackendError(
-            f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}"
-            f"{_builtin_hint(backend)}"
+            f"cannot reach the backend '{backend.name}' at {backend.base_url}: {connection_problem(exc)}"
+            f"{builtin_hint(backend)}"
         ) from None
     return [m.id for m in page.data]
-
-
-def _auth_message(backend: BackendConfig, status: int) -> str:
-    where = (
-        f"check the key in the environment variable {backend.api_key_env}"
-        if backend.api_key_env
-        else f"set backends.{backend.name}.api_key_env to the name of the environment variable that holds your key"
-    )
-    reason = "unauthorized" if status == 401 else "forbidden"
-    return f"the backend '{backend.name}' at {backend.base_url} refused the request ({status} {reason}) — {where}"
 
 
 @dataclass
@@ -405,7 +284,7 @@ async def _stream_once(
         problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
         raise BackendError(
             f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
-            f"({_redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
+            f"({redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
         ) from None
     finally:
         with contextlib.suppress(Exception):
@@ -443,8 +322,8 @@ async def stream_completion(
             ) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
-            message = _redact(_server_message(exc), backend)
-            if status == 400 and request.prediction is not None and _is_prediction_refusal(message):
+            message = redact(server_message(exc), backend)
+            if status == 400 and request.prediction is not None and is_prediction_refusal(message):
                 if backend.prediction != "always":
                     raise PredictionUnsupported(message, status=400) from None
                 raise BackendError(
@@ -453,14 +332,14 @@ async def stream_completion(
                     status=400,
                 ) from None
             if status in (401, 403):
-                raise BackendError(_auth_message(backend, status), status=status) from None
+                raise BackendError(auth_message(backend, status), status=status) from None
             if status == 404:
                 raise BackendError(
                     await _unknown_model_message(clients, backend, settings, message), status=404
                 ) from None
             if status in _RETRY_STATUSES:
                 attempt += 1
-                wait = _retry_after(exc)
+                wait = retry_after(exc)
                 if wait is None:
                     wait = min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
                 left = deadline - time.monotonic()
@@ -489,8 +368,8 @@ async def stream_completion(
             ) from None
         except openai.APIConnectionError as exc:
             raise BackendError(
-                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {_connection_problem(exc)}"
-                f"{_builtin_hint(backend)}",
+                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {connection_problem(exc)}"
+                f"{builtin_hint(backend)}",
                 fallback_ok=True,
             ) from None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .backends import Acceptance
+from .acceptance import Acceptance
 
 if TYPE_CHECKING:
     from .config import BackendConfig
