@@ -1,4 +1,4 @@
-"""Configuration: defaulted dataclasses built from plain dicts by one converter.
+"""Configuration layers and who may decide what; the schema and its converter are in `config_schema`.
 
 Layers, lowest to highest: built-in defaults, the user file, the editor's settings
 (``initializationOptions`` then ``workspace/configuration``), and the workspace's own
@@ -8,152 +8,70 @@ untrusted: unless the user trusted the folder, it may not decide where code and 
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
-import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_type_hints
+from typing import Any
 from urllib.parse import urlparse
 
-T = TypeVar("T")
-
-BackendType = Literal["openai", "vllm", "llamacpp", "openai-compatible"]
-PredictionMode = Literal["auto", "always", "never"]
-ScopeMode = Literal["auto", "selection", "block", "file"]
-LogLevel = Literal["error", "warning", "info", "debug"]
-
-WORKSPACE_FILE = ".refactor-lsp.toml"
-EDITOR_SOURCE = "editor settings"
-
-
-class ConfigError(Exception):
-    """One problem in one setting: names the source, the key and what is wrong."""
-
-    def __init__(self, source: str, key: str, problem: str) -> None:
-        self.source = source
-        self.key = key
-        self.problem = problem
-        super().__init__(f"{source}: `{key}` {problem}")
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    name: str = ""
-    type: BackendType = "openai-compatible"
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = ""
-    prediction: PredictionMode = "auto"
-    headers: dict[str, str] = field(default_factory=dict)
-    fallback: list[str] = field(default_factory=list)
-    verify_tls: bool = True
-    metrics_url: str = ""
-
-
-@dataclass(frozen=True)
-class RefactorSettings:
-    temperature: float = 0.0
-    scope: ScopeMode = "auto"
-    timeout_s: float = 120.0
-    connect_timeout_s: float = 10.0
-    first_token_timeout_s: float = 60.0
-    idle_timeout_s: float = 30.0
-    max_retries: int = 2
-    max_tokens: int = 0
-    context_chars: int = 60_000
-    max_region_chars: int = 100_000
-    max_file_chars: int = 2_000_000
-    preview: bool = False
-
-
-@dataclass(frozen=True)
-class ActionPreset:
-    id: str
-    title: str
-    instruction: str
-
-
-BUILTIN_ACTIONS: tuple[ActionPreset, ...] = (
-    ActionPreset(
-        "type-hints",
-        "Add type annotations",
-        "Add precise type annotations to every function signature and to variables whose type is not obvious.",
-    ),
-    ActionPreset(
-        "docstrings",
-        "Add docstrings",
-        "Add a concise docstring or doc comment, in the language's usual style, to every function, method and "
-        "class that lacks one. Change nothing else.",
-    ),
-    ActionPreset(
-        "simplify",
-        "Simplify",
-        "Simplify this code: remove duplication and needless branches and make it easier to read, "
-        "without changing its behaviour.",
-    ),
+from .config_schema import (
+    BUILTIN_ACTIONS,
+    BUILTIN_BACKENDS,
+    FIX_DIAGNOSTICS_ID,
+    INSTRUCTION_COMMENT_ID,
+    ROUTING_KEYS,
+    WORKSPACE_FILE,
+    ActionPreset,
+    BackendConfig,
+    BackendType,
+    Config,
+    ConfigError,
+    LogLevel,
+    PredictionMode,
+    RefactorSettings,
+    ScopeMode,
+    convert,
+    merge,
 )
 
-FIX_DIAGNOSTICS_ID = "fix-diagnostics"
-INSTRUCTION_COMMENT_ID = "instruction-comment"
+__all__ = [
+    "BUILTIN_ACTIONS",
+    "BUILTIN_BACKENDS",
+    "EDITOR_SOURCE",
+    "FIX_DIAGNOSTICS_ID",
+    "INSTRUCTION_COMMENT_ID",
+    "ROUTING_KEYS",
+    "TRUST_KEYS",
+    "WORKSPACE_FILE",
+    "ActionPreset",
+    "BackendConfig",
+    "BackendType",
+    "Config",
+    "ConfigError",
+    "Layer",
+    "LoadedConfig",
+    "LogLevel",
+    "PredictionMode",
+    "RefactorSettings",
+    "ScopeMode",
+    "WorkspaceFilter",
+    "api_key",
+    "build_config",
+    "editor_layer",
+    "is_loopback_url",
+    "is_trusted",
+    "load_config",
+    "read_toml",
+    "restrict_untrusted",
+    "user_config_path",
+    "user_layer",
+]
 
-
-@dataclass(frozen=True)
-class Config:
-    default_backend: str = "local"
-    backends: dict[str, BackendConfig] = field(default_factory=dict)
-    refactor: RefactorSettings = field(default_factory=RefactorSettings)
-    actions: list[ActionPreset] = field(default_factory=list)
-    trusted_workspaces: list[str] = field(default_factory=list)
-    log_level: LogLevel = "info"
-
-    def backend(self, name: str | None = None) -> BackendConfig:
-        """The backend called `name` (default: `default_backend`), or a ConfigError naming the choices."""
-        chosen = name or self.default_backend
-        try:
-            return self.backends[chosen]
-        except KeyError:
-            known = ", ".join(sorted(self.backends)) or "none"
-            raise ConfigError(
-                "configuration",
-                "default_backend" if name is None else "backend",
-                f"names the unknown backend {chosen!r} (configured backends: {known})",
-            ) from None
-
-    def presets(self) -> list[ActionPreset]:
-        """Built-in actions, then configured ones; a configured preset replaces a built-in of the same id."""
-        configured = {preset.id: preset for preset in self.actions}
-        builtins = [configured.pop(p.id, p) for p in BUILTIN_ACTIONS]
-        return builtins + list(configured.values())
-
-
-BUILTIN_BACKENDS: dict[str, dict[str, Any]] = {
-    # The local vLLM pair that `make demo` starts: speculative decoding on :8000.
-    "local": {
-        "type": "vllm",
-        "base_url": "http://127.0.0.1:8000/v1",
-        "model": "local",
-    },
-    # The same model without speculative decoding, on :8001: the baseline for `refactor-lsp bench`.
-    "local-plain": {
-        "type": "vllm",
-        "base_url": "http://127.0.0.1:8001/v1",
-        "model": "local",
-    },
-    "openai": {
-        "type": "openai",
-        "base_url": "https://api.openai.com/v1",
-        "model": "gpt-4.1-mini",
-        "api_key_env": "OPENAI_API_KEY",
-    },
-}
-
-# Keys that decide where code and keys are sent. An untrusted workspace file may not set them.
-ROUTING_KEYS = frozenset({"base_url", "api_key_env", "headers", "type", "verify_tls", "metrics_url", "fallback"})
+EDITOR_SOURCE = "editor settings"
 
 
 def _snake(key: str) -> str:
@@ -174,66 +92,6 @@ def _snake_keys(value: Any) -> Any:
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]
     return value
-
-
-def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
-    origin = getattr(hint, "__origin__", None)
-    if origin is Literal:
-        choices = get_args(hint)
-        if value not in choices:
-            raise ConfigError(source, key, f"must be one of {', '.join(map(repr, choices))}, not {value!r}")
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(source, key, f"must be true or false, not {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(source, key, f"must be a non-negative whole number, not {value!r}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-            raise ConfigError(source, key, f"must be a non-negative number, not {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(source, key, f"must be a string, not {value!r}")
-        return value
-    if origin is list:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(source, key, f"must be a list of strings, not {value!r}")
-        return list(value)
-    if origin is dict:
-        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-            raise ConfigError(source, key, f"must be a table of strings, not {value!r}")
-        return dict(value)
-    raise ConfigError(source, key, "has an unsupported type")  # pragma: no cover - schema bug
-
-
-def _build(cls: type[T], data: Any, src: Callable[[str], str], prefix: str, **fixed: Any) -> T:
-    """Convert one table; `src(key)` names the file or "editor settings" a key came from."""
-    if not isinstance(data, Mapping):
-        raise ConfigError(src(prefix.rstrip(".")), prefix.rstrip("."), f"must be a table, not {data!r}")
-    hints = get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    values: dict[str, Any] = dict(fixed)
-    for key, value in data.items():
-        if key not in names or key in fixed:
-            known = ", ".join(sorted(names - fixed.keys()))
-            raise ConfigError(src(prefix + key), prefix + key, f"is not a known setting (known: {known})")
-        values[key] = _check_value(src(prefix + key), prefix + key, hints[key], value)
-    return cls(**values)
-
-
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Tables merge key by key; anything else (lists included) is replaced."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 @dataclass(frozen=True)
@@ -351,98 +209,49 @@ def restrict_untrusted(layer: Layer, known_backends: Mapping[str, BackendConfig]
     return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
 
 
-def build_config(layers: list[Layer]) -> Config:
-    """Merge layers (lowest first) and convert. Raises the first ConfigError, naming its source."""
-    merged: dict[str, Any] = {"backends": {k: dict(v) for k, v in BUILTIN_BACKENDS.items()}}
-    origin: dict[str, str] = {}
-    for layer in layers:
-        _note_origins(layer, origin)
-        merged = _merge(merged, layer.data)
-    return _convert(merged, origin)
+@dataclass(frozen=True)
+class _Stack:
+    """The layers admitted so far: their merged (valid) data, where each key came from, and their config."""
+
+    data: Mapping[str, Any]
+    origin: Mapping[str, str]
+    config: Config
 
 
-def _note_origins(layer: Layer, origin: dict[str, str], prefix: str = "") -> None:
-    for key, value in layer.data.items():
-        origin[prefix + key] = layer.source
+def _admit(below: _Stack | None, layer: Layer) -> tuple[_Stack, list[ConfigError]]:
+    """Stack `layer` on `below` (None: the built-in defaults), less each bad setting in it.
+
+    The layer is converted once: every bad key is reported and dropped, the rest still applies.
+    """
+    data = below.data if below else {"backends": {k: dict(v) for k, v in BUILTIN_BACKENDS.items()}}
+    origin = dict(below.origin) if below else {}
+    _note_origins(layer.data, layer.source, origin)
+    converted = convert(data, layer.data, lambda key: origin.get(key, "configuration"))
+    if converted.problems:  # where each key came from, less the dropped keys
+        origin = dict(below.origin) if below else {}
+        _note_origins(converted.kept, layer.source, origin)
+    return _Stack(merge(data, converted.kept), origin, converted.config), converted.problems
+
+
+def _note_origins(data: Mapping[str, Any], source: str, origin: dict[str, str], prefix: str = "") -> None:
+    for key, value in data.items():
+        origin[prefix + key] = source
         if isinstance(value, Mapping):
-            _note_origins(Layer(layer.source, value), origin, f"{prefix}{key}.")
+            _note_origins(value, source, origin, f"{prefix}{key}.")
 
 
-def _convert(data: Mapping[str, Any], origin: Mapping[str, str]) -> Config:
-    def src(key: str) -> str:
-        return origin.get(key, "configuration")
+def build_config(layers: Sequence[Layer]) -> Config:
+    """Stack layers (lowest first) as `load_config` does, but strictly: the first bad setting is raised.
 
-    known = {f.name for f in dataclasses.fields(Config)}
-    for key in data:
-        if key not in known:
-            raise ConfigError(src(key), key, f"is not a known setting (known: {', '.join(sorted(known))})")
-
-    backends: dict[str, BackendConfig] = {}
-    raw_backends = data.get("backends", {})
-    if not isinstance(raw_backends, Mapping):
-        raise ConfigError(src("backends"), "backends", "must be a table of named backends")
-    for name, table in raw_backends.items():
-        backend = _build(BackendConfig, table, src, f"backends.{name}.", name=name)
-        _validate_backend(backend, src)
-        backends[name] = backend
-
-    refactor = _build(RefactorSettings, data.get("refactor", {}), src, "refactor.")
-
-    actions: list[ActionPreset] = []
-    raw_actions = data.get("actions", [])
-    if not isinstance(raw_actions, list):
-        raise ConfigError(src("actions"), "actions", "must be an array of tables ([[actions]])")
-    for i, table in enumerate(raw_actions):
-        prefix = f"actions[{i}]."
-        if not isinstance(table, Mapping):
-            raise ConfigError(src("actions"), f"actions[{i}]", "must be a table with id, title and instruction")
-        for required in ("id", "title", "instruction"):
-            if not isinstance(table.get(required), str) or not table[required].strip():
-                raise ConfigError(src("actions"), prefix + required, "is required and must be a non-empty string")
-        actions.append(_build(ActionPreset, table, lambda _key: src("actions"), prefix))
-
-    top = {k: data[k] for k in ("default_backend", "trusted_workspaces", "log_level") if k in data}
-    config = Config(
-        backends=backends,
-        refactor=refactor,
-        actions=actions,
-        **{k: _check_value(src(k), k, get_type_hints(Config)[k], v) for k, v in top.items()},
-    )
-    if config.default_backend not in backends:
-        raise ConfigError(
-            src("default_backend"),
-            "default_backend",
-            f"names the unknown backend {config.default_backend!r} (configured: {', '.join(sorted(backends))})",
-        )
-    for backend in backends.values():
-        for name in backend.fallback:
-            if name not in backends or name == backend.name:
-                raise ConfigError(
-                    src(f"backends.{backend.name}.fallback"),
-                    f"backends.{backend.name}.fallback",
-                    f"names {name!r}, which is not another configured backend",
-                )
-    return config
-
-
-def _validate_backend(backend: BackendConfig, src: Callable[[str], str]) -> None:
-    key = f"backends.{backend.name}"
-    if not backend.base_url:
-        raise ConfigError(src(key), f"{key}.base_url", "is required (for example http://127.0.0.1:8000/v1)")
-    if not re.match(r"^https?://[^/\s]+", backend.base_url):
-        raise ConfigError(
-            src(f"{key}.base_url"),
-            f"{key}.base_url",
-            f"must be an http:// or https:// URL, not {backend.base_url!r}",
-        )
-    if not backend.model:
-        raise ConfigError(src(key), f"{key}.model", "is required: the model name the server serves")
-    if backend.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", backend.api_key_env):
-        raise ConfigError(
-            src(f"{key}.api_key_env"),
-            f"{key}.api_key_env",
-            "must be the NAME of an environment variable (like OPENAI_API_KEY), never the key itself",
-        )
+    For a config made in memory (tests, benchmarks): no files are read and no layer is filtered.
+    """
+    stack = None
+    for layer in layers or [Layer("configuration", {})]:
+        stack, problems = _admit(stack, layer)
+        if problems:
+            raise problems[0]
+    assert stack is not None
+    return stack.config
 
 
 @dataclass(frozen=True)
@@ -453,58 +262,29 @@ class LoadedConfig:
     problems: list[str]
 
 
-def _without(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """`data` less the dotted key (an `actions[i]...` key drops the whole actions list)."""
-    head, _, rest = key.partition(".")
-    if "[" in head:
-        head = head.split("[", 1)[0]
-        rest = ""
-    out = dict(data)
-    if rest and isinstance(out.get(head), Mapping):
-        out[head] = _without(out[head], rest)
-    else:
-        out.pop(head, None)
-    return out
-
-
-def _admit(layers: list[Layer], layer: Layer, problems: list[str]) -> None:
-    """Add a layer, less each bad setting in it: one message per bad key, the rest still applies."""
-    for _ in range(50):
-        try:
-            build_config([*layers, layer])
-        except ConfigError as exc:
-            problems.append(str(exc))
-            key = exc.key
-            trimmed = _without(layer.data, key)
-            while trimmed == layer.data and "." in key:  # a missing required key: drop its table
-                key = key.rsplit(".", 1)[0]
-                trimmed = _without(layer.data, key)
-            if trimmed == layer.data:
-                return  # the problem is not in a key we can drop: skip the layer
-            layer = Layer(layer.source, trimmed, layer.trusted)
-            continue
-        layers.append(layer)
-        return
-
-
 def load_config(
     user: Layer,
-    editor: list[Layer] = (),  # type: ignore[assignment]
+    editor: Sequence[Layer] = (),
     workspace_folder: Path | None = None,
     workspace_trusted_by_editor: bool = False,
 ) -> LoadedConfig:
     """Build the effective config. Each bad setting is reported and skipped; the rest still applies.
 
-    Only the user's own file can trust a folder: `trusted_workspaces` anywhere else is ignored.
-    Untrusted layers (editor settings a repository can fill, the workspace file) lose their routing
-    keys unless the folder is trusted.
+    The one place the layers are stacked, for the server, the CLI and (strictly, via `build_config`)
+    configs made in memory. Only the user's own file can trust a folder: `trusted_workspaces`
+    anywhere else is ignored. Untrusted layers (editor settings a repository can fill, the workspace
+    file) lose their routing keys unless the folder is trusted.
     """
     problems: list[str] = []
-    layers: list[Layer] = []
-    _admit(layers, user, problems)
-    trusted_folders = build_config(layers).trusted_workspaces
+
+    def admit(below: _Stack | None, layer: Layer) -> _Stack:
+        stack, bad = _admit(below, layer)
+        problems.extend(map(str, bad))
+        return stack
+
+    stack = admit(None, user)
     folder_trusted = workspace_folder is not None and (
-        workspace_trusted_by_editor or is_trusted(workspace_folder, trusted_folders)
+        workspace_trusted_by_editor or is_trusted(workspace_folder, stack.config.trusted_workspaces)
     )
     how_to_trust = (
         f"To trust this folder, add trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
@@ -514,16 +294,17 @@ def load_config(
     for layer in editor:
         if "trusted_workspaces" in layer.data and (layer.trusted or folder_trusted):
             problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
-            layer = Layer(layer.source, _without(layer.data, "trusted_workspaces"), layer.trusted)
+            data = {k: v for k, v in layer.data.items() if k != "trusted_workspaces"}
+            layer = Layer(layer.source, data, layer.trusted)
         if not layer.trusted and not folder_trusted:
-            layer, dropped = restrict_untrusted(layer, build_config(layers).backends)
+            layer, dropped = restrict_untrusted(layer, stack.config.backends)
             if dropped.ignored_keys:
                 problems.append(
                     f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
                     "can fill (.dir-locals.el, .neoconf.json, project settings) may not decide where code and keys "
                     f"are sent. Set them in {user.source} or your editor's initializationOptions. {how_to_trust}"
                 )
-        _admit(layers, layer, problems)
+        stack = admit(stack, layer)
     if workspace_folder is not None:
         path = workspace_folder / WORKSPACE_FILE
         if path.is_file():
@@ -533,14 +314,14 @@ def load_config(
                 problems.append(str(exc))
             else:
                 if not folder_trusted:
-                    layer, dropped = restrict_untrusted(layer, build_config(layers).backends)
+                    layer, dropped = restrict_untrusted(layer, stack.config.backends)
                     if dropped.ignored_keys:
                         problems.append(
                             f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file may not decide "
                             f"where code and keys are sent. {how_to_trust}"
                         )
-                _admit(layers, layer, problems)
-    config = build_config(layers)
+                stack = admit(stack, layer)
+    config = stack.config
     for backend in config.backends.values():
         if backend.base_url.startswith("http://") and not is_loopback_url(backend.base_url):
             problems.append(
