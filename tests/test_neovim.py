@@ -44,7 +44,7 @@ def parse(text):
 """
 RENAMED = SOURCE.replace("data", "content")
 SUMMARY = re.compile(r"^refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted")
-STATUS_AFTER = re.compile(r"^refactor \d+\.\d s · \d+ tok/s · \d+% accepted$")
+STATUS_AFTER = re.compile(r"^refactor \d+ tok/s · \d+% accepted$")  # "refactor " + the server's status_text
 STATUS_RUNNING = re.compile(r"^⟳ refactor \d+%( \d+ tok/s)?$")
 INFO, WARN, ERROR = 2, 3, 4  # vim.log.levels
 
@@ -170,6 +170,7 @@ def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake
   H.wait_done()
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
+  H.mark('status_text', plugin.status().last.stats.status_text)
   H.mark('modified', vim.bo[buf].modified)
   vim.cmd('RefactorStats')
   H.wait(function() return #H.notified('refactor-lsp: fake') > 0 end, 'the stats message')
@@ -190,6 +191,7 @@ def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake
     running = [s for s in data["statusline_seen"] if s.startswith("⟳")]
     assert running and all(STATUS_RUNNING.match(s) for s in running), data["statusline_seen"]
     assert STATUS_AFTER.match(marks["statusline_after"]), marks["statusline_after"]
+    assert marks["statusline_after"] == f"refactor {marks['status_text']}"
     accepted = re.search(r"(\d+)% accepted", summaries[0]["msg"])
     assert accepted and marks["statusline_after"].endswith(f"· {accepted.group(1)}% accepted")  # same figure
     # :RefactorStats shows the history's medians (one line per backend).
@@ -197,6 +199,80 @@ def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake
     assert medians, messages(data)
     # The settings reached the server: the request went to our fake with the prediction.
     assert fake.requests[-1]["prediction"]["content"].startswith("def load(path):")
+
+
+def test_statusline_reads_the_fields_never_the_text(tmp_path: Path, fake: FakeBackend):
+    """The wire contract (lsp_server/wire.py), stubbed: notifications delivered through the client's
+    handlers whose human text disagrees with their fields. The statusline must show the fields
+    (`refactorLsp/progress`'s percentage and tokens_per_s) and the server's `status_text`."""
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  local client = plugin.client(buf)
+  local function deliver(method, params)
+    local handler = client.handlers[method] or vim.lsp.handlers[method]
+    assert(handler, 'no handler for ' .. method)
+    handler(nil, params, {{ method = method, client_id = client.id }})
+  end
+  local token = 'refactor-lsp/stub'
+  local function progress(fields)
+    return vim.tbl_extend('force', {{
+      token = token, uri = vim.uri_from_bufnr(buf), percentage = 0, generated_chars = 0,
+      predicted_chars = 285, elapsed_s = 0.1, tokens_per_s = vim.NIL, message = '',
+    }}, fields)
+  end
+  deliver('refactorLsp/progress', progress({{ percentage = 10, tokens_per_s = 99 }}))
+  H.mark('before_begin', H.statusline())
+  local function lsp_progress(value) deliver('$/progress', {{ token = token, value = value }}) end
+  lsp_progress({{ kind = 'begin', title = 'stub', percentage = 0, cancellable = true }})
+  H.mark('begun', H.statusline())
+  lsp_progress({{ kind = 'report', percentage = 77, message = '1/2 chars · 555 tok/s' }})
+  H.mark('report_only', H.statusline())
+  deliver('refactorLsp/progress', progress({{
+    percentage = 42, generated_chars = 120, tokens_per_s = 180.4, message = '7/9 chars · 999 tok/s on fake',
+  }}))
+  H.mark('running', H.statusline())
+  H.mark('status', plugin.status())
+  H.wait(function() return vim.tbl_contains(H.results.statusline_seen, H.statusline()) end, 'the User event')
+  deliver('refactorLsp/progress', progress({{ percentage = 50, message = '8/9 chars · 321 tok/s on fake' }}))
+  H.mark('no_rate', H.statusline())
+  lsp_progress({{ kind = 'end', message = 'done' }})
+  deliver('refactorLsp/progress', progress({{ percentage = 60, tokens_per_s = 1 }}))  -- late: ignored
+  H.mark('ended', H.statusline())
+  local stats = {{
+    backend = 'fake', model = 'fake-model', prediction = true, latency_ms = 2100, tokens_per_s = 196.4,
+    acceptance_rate = 0.88, accepted_prediction_tokens = 362, rejected_prediction_tokens = 50, applied = true,
+    summary = 'refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (362 accepted, 50 rejected)',
+    status_text = '123 tok/s · 45% accepted',
+  }}
+  deliver('refactorLsp/stats', stats)
+  H.mark('after', H.statusline())
+  deliver('refactorLsp/stats', vim.tbl_extend('force', stats, {{ applied = false }}))
+  H.mark('not_applied', H.statusline())
+  local reply = {{ params = {{ command = 'refactorLsp.refactor' }} }}
+  plugin._on_command_result(nil, {{ status = 'stale', message = 'the buffer changed', stats = stats }}, reply)
+  H.mark('stale', H.statusline())
+  plugin._on_command_result(nil, {{ status = 'cancelled', message = 'cancelled' }}, reply)
+  H.mark('cancelled', H.statusline())
+""",
+        settings_for(fake),
+    )
+    marks = data["marks"]
+    assert marks["before_begin"] == ""  # a token never begun: ignored
+    assert marks["begun"] == "⟳ refactor 0%"
+    assert marks["report_only"] == "⟳ refactor 0%"  # `$/progress` text and percentage are not read
+    assert marks["running"] == "⟳ refactor 42% 180 tok/s"  # the fields, not the message's 999
+    assert marks["status"]["percentage"] == 42 and marks["status"]["rate"] == 180.4
+    assert marks["no_rate"] == "⟳ refactor 50% 180 tok/s"  # no new rate: the last one stays
+    assert marks["ended"] == ""
+    assert marks["after"] == "refactor 123 tok/s · 45% accepted"  # status_text, not rebuilt from the fields
+    assert marks["not_applied"] == "refactor 123 tok/s · 45% accepted · not applied"
+    assert marks["stale"] == "refactor 123 tok/s · 45% accepted · stale, not applied"
+    assert marks["cancelled"] == "refactor cancelled"
+    assert "⟳ refactor 42% 180 tok/s" in data["statusline_seen"]  # announced to statusline plugins
+    assert not fake.requests  # no refactor ran: every figure came from the stubbed notifications
 
 
 def test_stale_result_is_not_applied_and_the_user_is_told(tmp_path: Path, fake: FakeBackend):

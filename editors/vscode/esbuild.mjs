@@ -1,5 +1,5 @@
 // Bundles the extension into out/extension.js (vscode-languageclient included, `vscode` external),
-// and the pure modules' unit tests into out/test/.
+// and the unit tests into out/test/ (`vscode` there is test/unit/vscode-stub.ts: no editor needed).
 import * as esbuild from "esbuild";
 
 const production = process.argv.includes("--production");
@@ -26,6 +26,7 @@ const tests = {
   target: "node20",
   outdir: "out/test",
   outExtension: { ".js": ".cjs" },
+  alias: { vscode: "./test/unit/vscode-stub.ts" },
   logLevel: "warning",
 };
 

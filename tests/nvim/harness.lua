@@ -100,8 +100,10 @@ function H.start(opts)
     on_choice(nil, nil)
   end
   local plugin = require('refactor_lsp')
-  -- Created after the plugin's own LspProgress autocmd, so it sees the updated statusline.
-  vim.api.nvim_create_autocmd('LspProgress', {
+  -- Every statusline text the plugin announces (it fires `User RefactorLspStatus` after each change:
+  -- a refactor begun or ended, its live figures, its outcome), as a statusline plugin would redraw.
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'RefactorLspStatus',
     callback = function()
       local seen = H.results.statusline_seen
       local text = plugin.statusline()

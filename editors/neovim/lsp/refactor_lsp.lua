@@ -20,7 +20,11 @@ return {
     ['workspace/executeCommand'] = function(...)
       return require('refactor_lsp')._on_command_result(...)
     end,
-    -- Speed figures after every refactor, for the statusline.
+    -- A running refactor's live figures (percentage, tokens/s), for the statusline.
+    ['refactorLsp/progress'] = function(...)
+      return require('refactor_lsp')._on_progress(...)
+    end,
+    -- Speed figures after every refactor, with the server's `status_text`, for the statusline.
     ['refactorLsp/stats'] = function(...)
       return require('refactor_lsp')._on_stats(...)
     end,

@@ -9,6 +9,7 @@ import {
   TransportKind,
   WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
+import { RefactorProgress, RefactorStats } from "./format";
 import { RefactorStatus } from "./status";
 import { sectionForServer, userScopeValue } from "./trust";
 
@@ -81,8 +82,7 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
               const report = (percentage?: number, message?: string): void => {
                 const increment = percentage === undefined ? undefined : Math.max(0, percentage - reported);
                 reported += increment ?? 0;
-                bar.report({ message, increment });
-                status.report(percentage, message);
+                bar.report({ message, increment }); // the status bar takes its figures from refactorLsp/progress
               };
               progress.set(key, { report, done: resolve });
               report(params.percentage, params.message);
@@ -112,7 +112,9 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     middleware,
   };
   client = new LanguageClient(SECTION, "Refactor LSP", serverOptions(), clientOptions);
-  client.onNotification("refactorLsp/stats", (stats) => status.stats(stats));
+  // The wire contract (lsp_server/wire.py): figures as fields, texts ready-made by the server.
+  client.onNotification("refactorLsp/progress", (params: RefactorProgress) => status.report(params));
+  client.onNotification("refactorLsp/stats", (stats: RefactorStats) => status.stats(stats));
   client.onDidChangeState(({ newState }) => {
     if (newState !== State.Stopped) return;
     for (const bar of progress.values()) bar.done(); // the server is gone: no end will come

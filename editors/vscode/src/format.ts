@@ -1,6 +1,8 @@
 // Pure text for the status bar and the statistics view (no `vscode` import: unit-tested with node --test).
 
-/** The `refactorLsp/stats` notification's params (see lsp_server/stats.py). */
+// The wire shapes: lsp_server/wire.py is their typed source.
+
+/** The `refactorLsp/stats` notification's params (and a `refactorLsp.refactor` reply's `stats`). */
 export interface RefactorStats {
   uri?: string;
   backend: string;
@@ -22,6 +24,23 @@ export interface RefactorStats {
   served_by?: string;
   notes?: string[];
   applied?: boolean | null;
+  /** The server's one-line text: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`. */
+  summary: string;
+  /** The server's short text for a status bar: `196 tok/s · 88% accepted`, or `0.42 s · no prediction`. */
+  status_text: string;
+}
+
+/** The `refactorLsp/progress` notification's params: a running refactor's live figures. */
+export interface RefactorProgress {
+  token: string;
+  uri: string;
+  percentage: number;
+  generated_chars: number;
+  predicted_chars: number;
+  elapsed_s: number;
+  tokens_per_s: number | null;
+  /** The `$/progress` report's text, for display only: the figures are the fields above. */
+  message: string;
 }
 
 /** One mode of one backend in the `refactorLsp.showStats` reply. */
@@ -43,15 +62,16 @@ const percent = (rate: number): string => `${Math.round(rate * 100)}%`;
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 
-/** `$(zap) 196 tok/s · 88%`: the last refactor's speed and how much of the prediction was accepted. */
+/** `$(zap) 196 tok/s · 88% accepted`: the server's `status_text`, with an icon for whether it was applied. */
 export function statusText(stats: RefactorStats): string {
-  const parts = [present(stats.tokens_per_s) ? `${Math.round(stats.tokens_per_s)} tok/s` : seconds(stats.latency_ms)];
-  if (present(stats.acceptance_rate)) {
-    parts.push(percent(stats.acceptance_rate));
-  } else if (!stats.prediction) {
-    parts.push("no prediction");
-  }
-  return `$(${stats.applied === false ? "circle-slash" : "zap"}) ${parts.join(" · ")}`;
+  return `$(${stats.applied === false ? "circle-slash" : "zap"}) ${stats.status_text}`;
+}
+
+/** `42% · 180 tok/s`: a running refactor's percentage and live speed, from the progress fields. */
+export function progressText(progress: RefactorProgress): string {
+  const parts = [`${progress.percentage}%`];
+  if (present(progress.tokens_per_s)) parts.push(`${Math.round(progress.tokens_per_s)} tok/s`);
+  return parts.join(" · ");
 }
 
 /** Markdown for the status bar item's tooltip: every figure of the last refactor. */

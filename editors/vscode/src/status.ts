@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import { RefactorStats, statusText, statusTooltip } from "./format";
+import { progressText, RefactorProgress, RefactorStats, statusText, statusTooltip } from "./format";
 
 export const SHOW_STATS = "refactorLsp.vscode.showStats";
 export const CANCEL = "refactorLsp.vscode.cancel";
@@ -10,7 +10,7 @@ export class RefactorStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly running = new Map<string, number>(); // document uri → refactors running on it
   private last: RefactorStats | undefined;
-  private progress = "";
+  private progress: RefactorProgress | undefined; // the latest `refactorLsp/progress` of a running refactor
 
   constructor() {
     this.item = vscode.window.createStatusBarItem("refactorLsp.status", vscode.StatusBarAlignment.Right, 100);
@@ -22,7 +22,7 @@ export class RefactorStatus implements vscode.Disposable {
   /** A `refactorLsp.refactor` command started on `uri`. */
   begin(uri: string): void {
     this.running.set(uri, (this.running.get(uri) ?? 0) + 1);
-    this.progress = "";
+    this.progress = undefined;
     this.render();
   }
 
@@ -30,6 +30,7 @@ export class RefactorStatus implements vscode.Disposable {
     const count = (this.running.get(uri) ?? 1) - 1;
     if (count > 0) this.running.set(uri, count);
     else this.running.delete(uri);
+    if (this.progress?.uri === uri) this.progress = undefined;
     this.render();
   }
 
@@ -37,12 +38,10 @@ export class RefactorStatus implements vscode.Disposable {
     return this.running.has(uri);
   }
 
-  /** A `$/progress` report of a running refactor (`42%` and its message). */
-  report(percentage: number | undefined, message: string | undefined): void {
-    const rate = message?.match(/([\d.]+) tok\/s/)?.[1];
-    this.progress = [percentage !== undefined ? `${percentage}%` : "", rate ? `${rate} tok/s` : ""]
-      .filter(Boolean)
-      .join(" · ");
+  /** The `refactorLsp/progress` notification: the live figures, read from its fields (never its message). */
+  report(progress: RefactorProgress): void {
+    if (this.running.size === 0) return; // late, for a refactor already over
+    this.progress = progress;
     this.render();
   }
 
@@ -56,7 +55,7 @@ export class RefactorStatus implements vscode.Disposable {
     const busy = this.running.size > 0;
     void vscode.commands.executeCommand("setContext", RUNNING_CONTEXT, busy);
     if (busy) {
-      this.item.text = `$(sync~spin) refactor…${this.progress ? " " + this.progress : ""}`;
+      this.item.text = `$(sync~spin) refactor…${this.progress ? " " + progressText(this.progress) : ""}`;
       this.item.tooltip = "A refactor is running. Click, or press Escape in the editor, to cancel it.";
       this.item.command = CANCEL;
       this.item.accessibilityInformation = { label: "refactor running" };

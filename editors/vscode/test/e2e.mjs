@@ -356,7 +356,7 @@ async function main() {
       await page.keyboard.press("Enter");
       await until("the renamed code in the editor", async () => norm(await editorText(page)) === norm(RENAMED) || (await editorText(page)));
       const item = statusItem(page).first();
-      await until("the speed in the status bar", async () => /^\d+ tok\/s · \d+%$/.test((await item.innerText()).trim()) || (await item.innerText()));
+      await until("the speed in the status bar", async () => /^\d+ tok\/s · \d+% accepted$/.test((await item.innerText()).trim()) || (await item.innerText()));
       await toast(page, /refactor-lsp: refactor .* tok\/s · prediction \d+% accepted/).first().waitFor({ timeout: WAIT });
       const seen = await seenProgress(page);
       if (!seen.some((s) => s.startsWith("toast:") && s.includes("Refactor with prediction: rename data to content"))) {
@@ -392,7 +392,7 @@ async function main() {
       await page.screenshot({ path: path.join(RESULTS, "refactor-running.png") });
       await page.keyboard.press("Escape");
       await toast(page, /refactor-lsp: .*cancel.*nothing was applied/).first().waitFor({ timeout: WAIT });
-      await until("the spinner gone", async () => /^\d+ tok\/s · \d+%$/.test((await statusItem(page).first().innerText()).trim()));
+      await until("the spinner gone", async () => /^\d+ tok\/s · \d+% accepted$/.test((await statusItem(page).first().innerText()).trim()));
       const text = await editorText(page);
       if (norm(text) !== norm(RENAMED)) throw new Error(`the cancelled refactor changed the text:\n${text}`);
     });
@@ -431,7 +431,7 @@ async function main() {
       await page.keyboard.press("Enter");
       const expected = norm(RENAMED.replaceAll("content", "text"));
       await until("the second rename", async () => norm(await editorText(page)) === expected || (await editorText(page)), 60_000);
-      await until("the spinner gone", async () => /^\d+ tok\/s · \d+%$/.test((await statusItem(page).first().innerText()).trim()));
+      await until("the spinner gone", async () => /^\d+ tok\/s · \d+% accepted$/.test((await statusItem(page).first().innerText()).trim()));
       await page.screenshot({ path: path.join(RESULTS, "success.png") });
       await page.keyboard.press("Control+S"); // nothing unsaved when the window goes
     });

@@ -8,6 +8,9 @@
 ---   * the plugin's own `vim.notify` calls are only for what the server cannot say: no server
 ---     attached to the buffer, or a request that failed at the protocol level;
 ---   * progress and the last speed figures go to `statusline()` only (never notified).
+---
+--- What crosses the wire is typed in lsp_server/wire.py: this plugin reads fields (the live figures of
+--- `refactorLsp/progress`, the `status_text` of `refactorLsp/stats`), never the human text.
 
 local M = {}
 
@@ -47,7 +50,7 @@ M.options = vim.deepcopy(defaults)
 
 -- Progress of running refactors (by progress token) and the last outcome, for the statusline.
 local state = {
-  running = {}, ---@type table<string, {percentage?: integer, rate?: number, seq: integer, client_id: integer}>
+  running = {}, ---@type table<string, {percentage?: integer, rate?: number, seq: integer, client_id?: integer}>
   seq = 0,
   last = nil, ---@type {stats?: table, status?: string, message?: string}?
 }
@@ -283,27 +286,49 @@ function M._on_stats(_, params, _)
   redraw()
 end
 
+local function number(v)
+  return type(v) == 'number' and v or nil
+end
+
+--- The running refactor of `token`, created if new, made the most recent.
+local function running(token, client_id)
+  state.seq = state.seq + 1
+  local entry = state.running[token] or { percentage = 0 }
+  entry.seq = state.seq
+  entry.client_id = client_id or entry.client_id
+  state.running[token] = entry
+  return entry
+end
+
+--- `refactorLsp/progress`: the live figures as fields (`percentage`, `tokens_per_s`, ...); the
+--- `message` is for display elsewhere and never read here.
+function M._on_progress(_, params, ctx)
+  if type(params) ~= 'table' or type(params.token) ~= 'string' or not state.running[params.token] then
+    return -- unknown token: not begun, or already ended
+  end
+  local entry = running(params.token, ctx and ctx.client_id)
+  entry.percentage = number(params.percentage) or entry.percentage
+  entry.rate = number(params.tokens_per_s) or entry.rate
+  redraw()
+end
+
+-- `$/progress` says when a refactor begins and ends (its figures come from `refactorLsp/progress`).
 api.nvim_create_autocmd('LspProgress', {
   group = group,
-  desc = 'refactor-lsp: track refactor progress for the statusline',
+  desc = 'refactor-lsp: track running refactors for the statusline',
   callback = function(ev)
     local params = ev.data and ev.data.params
     local token = params and params.token
     if type(token) ~= 'string' or token:sub(1, #TOKEN_PREFIX) ~= TOKEN_PREFIX then
       return
     end
-    local value = params.value or {}
-    if value.kind == 'end' then
+    local kind = (params.value or {}).kind
+    if kind == 'end' then
       state.running[token] = nil
+    elseif kind == 'begin' then
+      running(token, ev.data.client_id)
     else
-      state.seq = state.seq + 1
-      local entry = state.running[token] or {}
-      entry.seq = state.seq
-      entry.client_id = ev.data.client_id
-      entry.percentage = value.percentage or entry.percentage
-      local rate = type(value.message) == 'string' and value.message:match('([%d%.]+) tok/s')
-      entry.rate = tonumber(rate) or entry.rate
-      state.running[token] = entry
+      return
     end
     redraw()
   end,
@@ -355,23 +380,8 @@ function M.status()
   return { running = false, last = last }
 end
 
-local function number(v)
-  return type(v) == 'number' and v or nil
-end
-
---- `x` with 0 or 1 decimals, rounded as the server's Python does: an exact tie goes to the even
---- digit (LuaJIT's `%.0f` rounds it away from zero), so the statusline and the message agree.
-local function fixed(x, decimals)
-  local scaled = decimals == 1 and x * 10 or x
-  local tie = decimals == 1 and (x * 4) % 2 == 1 or (decimals == 0 and scaled - math.floor(scaled) == 0.5)
-  if tie then
-    local even = math.floor(scaled) % 2 == 0 and math.floor(scaled) or math.floor(scaled) + 1
-    return ('%.' .. decimals .. 'f'):format(decimals == 1 and even / 10 or even)
-  end
-  return ('%.' .. decimals .. 'f'):format(x)
-end
-
---- `⟳ refactor 42% 180 tok/s` while running; `refactor 0.4 s · 196 tok/s · 88% accepted` after.
+--- `⟳ refactor 42% 180 tok/s` while running (the progress fields); `refactor 196 tok/s · 88% accepted`
+--- after (the server's `status_text`), with the outcome when nothing was applied.
 ---@return string
 function M.statusline()
   local s = M.status()
@@ -381,7 +391,7 @@ function M.statusline()
       parts[#parts + 1] = ('%d%%'):format(s.percentage)
     end
     if s.rate then
-      parts[#parts + 1] = fixed(s.rate, 0) .. ' tok/s'
+      parts[#parts + 1] = ('%d tok/s'):format(math.floor(s.rate + 0.5))
     end
     return table.concat(parts, ' ')
   end
@@ -389,30 +399,12 @@ function M.statusline()
   if not last then
     return ''
   end
-  local parts = {}
-  local stats = last.stats
-  if stats then
-    parts[1] = ('refactor %s s'):format(fixed((number(stats.latency_ms) or 0) / 1000, 1))
-    if number(stats.tokens_per_s) then
-      parts[#parts + 1] = fixed(stats.tokens_per_s, 0) .. ' tok/s'
-    end
-    if stats.prediction == false then
-      parts[#parts + 1] = 'no prediction'
-    elseif number(stats.acceptance_rate) then
-      parts[#parts + 1] = fixed(stats.acceptance_rate * 100, 0) .. '% accepted'
-    end
-  else
-    parts[1] = 'refactor'
-  end
+  local text = last.stats and last.stats.status_text -- the server's short text, e.g. `196 tok/s · 88% accepted`
   local outcome = last.status and OUTCOMES[last.status]
-  if outcome then
-    if stats then
-      parts[#parts + 1] = outcome
-    else
-      parts[1] = 'refactor ' .. outcome
-    end
+  if type(text) ~= 'string' or text == '' then
+    return outcome and 'refactor ' .. outcome or 'refactor'
   end
-  return table.concat(parts, ' · ')
+  return 'refactor ' .. text .. (outcome and ' · ' .. outcome or '')
 end
 
 -- Setup --------------------------------------------------------------------------------------

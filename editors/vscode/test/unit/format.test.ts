@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RefactorStats, statsRows, statusText, statusTooltip } from "../../src/format";
+import { progressText, RefactorStats, statsRows, statusText, statusTooltip } from "../../src/format";
 
 const stats: RefactorStats = {
   backend: "local",
@@ -19,18 +19,34 @@ const stats: RefactorStats = {
   action: "rename data to content",
   applied: true,
   notes: [],
+  summary: "refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (370 accepted, 50 rejected)",
+  status_text: "196 tok/s · 88% accepted",
 };
 
-test("status text shows speed and acceptance", () => {
-  assert.equal(statusText(stats), "$(zap) 196 tok/s · 88%");
-});
-
-test("status text without prediction or token counts", () => {
+test("status text is the server's status_text, with an icon for whether it was applied", () => {
+  assert.equal(statusText(stats), "$(zap) 196 tok/s · 88% accepted");
+  assert.equal(statusText({ ...stats, applied: false }), "$(circle-slash) 196 tok/s · 88% accepted");
+  // Never rebuilt from the fields: a text unlike them is shown as the server made it.
   assert.equal(
-    statusText({ ...stats, prediction: false, acceptance_rate: null, tokens_per_s: null }),
+    statusText({ ...stats, prediction: false, tokens_per_s: null, status_text: "2.10 s · no prediction" }),
     "$(zap) 2.10 s · no prediction",
   );
-  assert.equal(statusText({ ...stats, applied: false }), "$(circle-slash) 196 tok/s · 88%");
+  assert.equal(statusText({ ...stats, status_text: "1 tok/s · 2% accepted" }), "$(zap) 1 tok/s · 2% accepted");
+});
+
+test("progress text reads the fields, never the message", () => {
+  const progress = {
+    token: "refactor-lsp/1",
+    uri: "file:///a.py",
+    percentage: 42,
+    generated_chars: 120,
+    predicted_chars: 285,
+    elapsed_s: 0.6,
+    tokens_per_s: 180.4,
+    message: "7/9 chars · 999 tok/s on fake",
+  };
+  assert.equal(progressText(progress), "42% · 180 tok/s");
+  assert.equal(progressText({ ...progress, tokens_per_s: null }), "42%");
 });
 
 test("tooltip lists every figure", () => {

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { RefactorProgress, RefactorStats } from "../../src/format";
+import { RefactorStatus } from "../../src/status";
+import { context, created, MarkdownString, StubStatusBarItem } from "./vscode-stub"; // `vscode` in src/status.ts
+
+const URI = "file:///project/app.py";
+
+function statusBar(): { status: RefactorStatus; item: StubStatusBarItem } {
+  const status = new RefactorStatus();
+  return { status, item: created[created.length - 1] };
+}
+
+// The message says other figures than the fields: the status bar must show the fields.
+const progress: RefactorProgress = {
+  token: "refactor-lsp/1",
+  uri: URI,
+  percentage: 42,
+  generated_chars: 120,
+  predicted_chars: 285,
+  elapsed_s: 0.6,
+  tokens_per_s: 180.4,
+  message: "7/9 chars · 999 tok/s on fake (fake-model)",
+};
+
+const stats: RefactorStats = {
+  uri: URI,
+  backend: "fake",
+  model: "fake-model",
+  prediction: true,
+  latency_ms: 2100,
+  tokens_per_s: 196.4,
+  acceptance_rate: 0.88,
+  accepted_prediction_tokens: 362,
+  rejected_prediction_tokens: 50,
+  applied: true,
+  // The server's texts, deliberately unlike the fields: the status bar must show these as they are.
+  summary: "refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (362 accepted, 50 rejected)",
+  status_text: "123 tok/s · 45% accepted",
+};
+
+test("before any refactor: an idle item that opens the statistics", () => {
+  const { item } = statusBar();
+  assert.equal(item.text, "$(zap) refactor");
+  assert.equal(item.command, "refactorLsp.vscode.showStats");
+  assert.ok(item.visible);
+});
+
+test("while running: the percentage and speed come from refactorLsp/progress's fields, not its message", () => {
+  const { status, item } = statusBar();
+  status.begin(URI);
+  assert.equal(item.text, "$(sync~spin) refactor…");
+  assert.equal(context.get("refactorLsp.running"), true);
+  assert.equal(item.command, "refactorLsp.vscode.cancel");
+  status.report(progress);
+  assert.equal(item.text, "$(sync~spin) refactor… 42% · 180 tok/s");
+  status.report({ ...progress, percentage: 50, tokens_per_s: null, message: "8/9 chars · 321 tok/s on fake" });
+  assert.equal(item.text, "$(sync~spin) refactor… 50%"); // no rate yet: none shown, whatever the message says
+  status.end(URI);
+  assert.equal(context.get("refactorLsp.running"), false);
+  status.report(progress); // late, after the refactor: ignored
+  assert.equal(item.text, "$(zap) refactor");
+});
+
+test("after: the server's status_text with the icon, and its figures in the tooltip", () => {
+  const { status, item } = statusBar();
+  status.begin(URI);
+  status.report(progress);
+  status.stats(stats);
+  status.end(URI);
+  assert.equal(item.text, "$(zap) 123 tok/s · 45% accepted");
+  assert.equal(item.accessibilityInformation?.label, "last refactor: 123 tok/s · 45% accepted");
+  assert.equal(item.command, "refactorLsp.vscode.showStats");
+  assert.ok(item.tooltip instanceof MarkdownString);
+  assert.ok(item.tooltip.value.includes("| Speed | 196 tok/s |"), item.tooltip.value);
+  status.stats({ ...stats, applied: false });
+  assert.equal(item.text, "$(circle-slash) 123 tok/s · 45% accepted");
+});
+
+test("a new refactor starts without the previous one's figures", () => {
+  const { status, item } = statusBar();
+  status.begin(URI);
+  status.report(progress);
+  status.end(URI);
+  status.begin(URI);
+  assert.equal(item.text, "$(sync~spin) refactor…");
+  status.end(URI);
+  status.dispose();
+  assert.ok(item.disposed);
+});
