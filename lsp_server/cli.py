@@ -260,6 +260,67 @@ async def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench_command(args: argparse.Namespace) -> str:
+    """The command line as the report's header shows it (the flags that change what is measured)."""
+    import shlex
+
+    parts = ["refactor-lsp", "bench"]
+    for flag in ("backend", "baseline_backend", "tasks"):
+        if getattr(args, flag, None):
+            parts += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    for name in args.task or []:
+        parts += ["--task", name]
+    parts += ["--repeat", str(args.repeat)]
+    if args.max_tokens:
+        parts += ["--max-tokens", str(args.max_tokens)]
+    if args.note:
+        parts += ["--note", args.note]
+    for flag in ("markdown", "json"):
+        if getattr(args, flag, None):
+            parts += [f"--{flag}", str(getattr(args, flag))]
+    return shlex.join(parts)
+
+
+def _write_report(path: str, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    from .bench import BenchError, default_tasks_dir, load_tasks, make_plan, measure, render_markdown, render_terminal
+    from .engine import Engine
+
+    try:
+        tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
+        if tasks_dir is None:
+            raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
+        tasks = load_tasks(tasks_dir, args.task)
+        loaded = load_cli_config(args.config, Path.cwd())
+        plan = make_plan(loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens)
+    except (BenchError, ConfigError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    engine = Engine()
+    try:
+        report = await measure(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
+    except BenchError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    finally:
+        await engine.close()
+    sys.stdout.write(render_terminal(report))
+    if args.markdown:
+        _write_report(args.markdown, render_markdown(report))
+    if args.json:
+        _write_report(args.json, report.to_json())
+    if report.total.speedup is None:
+        _error("no pair of runs was measured in both modes; see the messages above")
+        return EXIT_FAILED
+    return EXIT_FAILED if report.total.errors else EXIT_OK
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .startup import fast_imports
 
@@ -343,9 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return asyncio.run(_check(args))
         if args.command == "bench":
-            from .bench import run_bench_cli
-
-            return asyncio.run(run_bench_cli(args))
+            return asyncio.run(_bench(args))
     except KeyboardInterrupt:
         return 130
     return EXIT_USAGE

@@ -19,8 +19,16 @@ import pytest
 from lsp_server import metrics
 from lsp_server.bench import (
     BenchError,
+    Machine,
+    Meta,
+    ModeSummary,
+    PairsSummary,
     ProgressDisplay,
+    Report,
     Run,
+    ServerInfo,
+    Spread,
+    TaskSummary,
     load_tasks,
     make_plan,
     render_markdown,
@@ -28,6 +36,7 @@ from lsp_server.bench import (
 )
 from lsp_server.cli import main
 from lsp_server.config import build_config
+from lsp_server.stats import RefactorStats
 from tests.conftest import write_config
 from tests.fake_backend import FakeBackend, region_of, simulate, tokenize
 
@@ -311,7 +320,7 @@ def test_plan_checks(tmp_path: Path) -> None:
 
 def test_progress_bar_on_a_terminal_and_lines_elsewhere() -> None:
     tty, plain = io.StringIO(), io.StringIO()
-    run = Run("t", "prediction", 0, True, "b", "edit", stats={"latency_ms": 1500.0, "completion_tokens": 42})
+    run = Run("t", "prediction", 0, True, "b", "edit", stats=RefactorStats(latency_ms=1500.0, completion_tokens=42))
     for stream, is_tty in ((tty, True), (plain, False)):
         bar = ProgressDisplay(2, stream, tty=is_tty)
         bar.begin("t", "prediction", 0)
@@ -322,46 +331,55 @@ def test_progress_bar_on_a_terminal_and_lines_elsewhere() -> None:
 
 
 def test_markdown_escapes_and_bolds_the_total() -> None:
-    mode = {
-        "latency_ms": {"median": 1000.0, "min": 900.0, "max": 1100.0},
-        "ttft_ms": 50.0,
-        "completion_tokens": 10.0,
-        "output_tokens": 10.0,
-        "effective_tokens_per_s": 10.0,
-        "accepted_prediction_tokens": None,
-        "rejected_prediction_tokens": None,
-        "acceptance_rate": None,
-        "acceptance_sources": [],
-        "matches_expected": 0,
-        "refused": 0,
-        "errors": 0,
-    }
-    row = {
-        "pairs": 1,
-        "speedup": 2.0,
-        "speedup_min": 2.0,
-        "speedup_max": 2.0,
-        "total_time_ratio": 2.0,
-        "same_text_pairs": 1,
-        "different_text_pairs": 0,
-        "prediction": mode,
-        "baseline": mode,
-    }
-    report = {
-        "meta": {
-            "date": "d",
-            "refactor_lsp": "0",
-            "command": "refactor-lsp bench",
-            "backend": {"name": "a|b", "type": "openai", "base_url": "u", "model": "m"},
-            "baseline": None,
-            "repetitions": 1,
-            "max_tokens": 0,
-            "order": "o",
-            "machine": {"cpu": "c", "cores": 2, "memory_gib": 1, "os": "o", "python": "3"},
-        },
-        "tasks": [{"name": "t", "kind": "heavy-rewrite", **row}],
-        "total": row,
-    }
+    mode = ModeSummary(
+        runs=1,
+        measured=1,
+        errors=0,
+        refused=0,
+        latency_ms=Spread(median=1000.0, min=900.0, max=1100.0),
+        ttft_ms=50.0,
+        completion_tokens=10.0,
+        output_tokens=10.0,
+        effective_tokens_per_s=10.0,
+        generation_tokens_per_s=None,
+        accepted_prediction_tokens=None,
+        rejected_prediction_tokens=None,
+        acceptance_rate=None,
+        acceptance_reported_runs=0,
+        acceptance_sources=(),
+        matches_expected=0,
+        expected_similarity=None,
+    )
+    row = PairsSummary(
+        pairs=1,
+        speedup=2.0,
+        speedup_min=2.0,
+        speedup_max=2.0,
+        total_time_ratio=2.0,
+        same_text_pairs=1,
+        different_text_pairs=0,
+        differ_after_chars=(),
+        distinct_outputs={"prediction": 1, "baseline": 1},
+        prediction=mode,
+        baseline=mode,
+    )
+    meta = Meta(
+        date="d",
+        refactor_lsp="0",
+        command="refactor-lsp bench",
+        backend=ServerInfo(name="a|b", type="openai", base_url="u", model="m"),
+        baseline=None,
+        tasks_dir="t",
+        repetitions=1,
+        max_tokens=0,
+        temperature=0.0,
+        order="o",
+        note="",
+        machine=Machine(cpu="c", cores=2, memory_gib=1, os="o", python="3"),
+        wall_s=0.0,
+    )
+    task = TaskSummary(name="t", kind="heavy-rewrite", language="python", lines=None, region_chars=1, summary=row)
+    report = Report(meta=meta, tasks=(task,), total=row, pairs=())
     text = render_markdown(report)
     assert "a\\|b" in text and "| **all tasks** |" in text and "| t | rewrite |" in text
     assert "**2.00×**" in text and "not reported" in text

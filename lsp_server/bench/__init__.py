@@ -1,0 +1,59 @@
+"""`refactor-lsp bench`: the same edits with and without prediction, side by side.
+
+Every task of a corpus (benchmarks/tasks/, format in its README) runs through the server's own
+pipeline (the engine's `refactor`) twice per repetition: once with the prediction and once without,
+with the same prompt at temperature 0. "Without" is the same backend without the `prediction` field
+for OpenAI-type backends; for vLLM and llama.cpp, whose speculation is a server setting, it is a
+baseline backend: the same model served without speculative decoding.
+
+Pairs alternate which mode runs first, task by task and repetition by repetition (ABAB... then
+BABA...), so that warm caches and drift favour neither mode. Speedup is the median, over pairs, of
+the baseline's latency divided by the prediction's latency.
+
+One module per job, each importing only those listed before it:
+- `tasks`: the corpus (Task, load_tasks) and BenchError;
+- `runs`: one measured Run, and a Pair of them;
+- `probes`: what the servers and the machine say about themselves, /metrics counters;
+- `report`: typed summaries per mode, task and overall, and the JSON report built from them;
+- `render`: the table for the terminal and Markdown;
+- `progress`: the progress display on stderr;
+- `runner`: the plan, the schedule, each run through the engine, the whole bench (`measure`).
+The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
+"""
+
+from .probes import Machine, ServerInfo, describe_server, machine
+from .progress import ProgressDisplay
+from .render import render_markdown, render_terminal
+from .report import Meta, ModeSummary, PairsSummary, Report, Spread, TaskSummary, build_report
+from .runner import BenchPlan, make_plan, measure, run_bench, schedule, warm_up
+from .runs import Pair, Run
+from .tasks import BenchError, Task, default_tasks_dir, load_tasks
+
+__all__ = [
+    "BenchError",
+    "BenchPlan",
+    "Machine",
+    "Meta",
+    "ModeSummary",
+    "Pair",
+    "PairsSummary",
+    "ProgressDisplay",
+    "Report",
+    "Run",
+    "ServerInfo",
+    "Spread",
+    "Task",
+    "TaskSummary",
+    "build_report",
+    "default_tasks_dir",
+    "describe_server",
+    "load_tasks",
+    "machine",
+    "make_plan",
+    "measure",
+    "render_markdown",
+    "render_terminal",
+    "run_bench",
+    "schedule",
+    "warm_up",
+]

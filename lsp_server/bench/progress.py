@@ -1,0 +1,73 @@
+"""The bench's progress on stderr: a bar on a terminal, one line per run elsewhere (logs, CI)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+import time
+from typing import TextIO
+
+from ..refactor import Progress
+from .runs import Run
+
+
+class ProgressDisplay:
+    """A progress bar on a terminal; plain lines otherwise (logs, CI)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, tty: bool | None = None) -> None:
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.done_count = 0
+        self.started = time.monotonic()
+        self.current = ""
+        self.last_draw = 0.0
+
+    def _bar(self, extra: str = "") -> None:
+        width = 24
+        filled = int(width * self.done_count / max(self.total, 1))
+        elapsed = time.monotonic() - self.started
+        eta = ""
+        if self.done_count:
+            eta = f" · ~{elapsed / self.done_count * (self.total - self.done_count):.0f} s left"
+        text = f"[{'█' * filled}{'░' * (width - filled)}] {self.done_count}/{self.total}{extra}{eta} · {self.current}"
+        columns = self._columns()
+        self.stream.write("\r" + text[:columns].ljust(columns))
+        self.stream.flush()
+
+    @staticmethod
+    def _columns() -> int:
+        """One less than the terminal's width, so the line never wraps and `\r` can redraw it."""
+        return max(shutil.get_terminal_size((100, 20)).columns - 1, 20)
+
+    def begin(self, task: str, mode: str, repetition: int) -> None:
+        label = "with prediction" if mode == "prediction" else "without"
+        self.current = f"{task} ({label}, #{repetition + 1})"
+        if self.tty:
+            self._bar()
+
+    def on_chars(self, progress: Progress) -> None:
+        now = time.monotonic()
+        if self.tty and now - self.last_draw > 0.2:
+            self.last_draw = now
+            self._bar(f" · {progress.generated_chars}/{progress.predicted_chars} chars")
+
+    def done(self, run: Run) -> None:
+        self.done_count += 1
+        if self.tty:
+            self._bar()
+            return
+        latency = f"{run.latency_ms / 1000:.2f} s" if run.latency_ms is not None else "no timing"
+        tokens = run.stats.completion_tokens if run.stats is not None else None
+        detail = f"{latency}, {tokens} tok" if tokens is not None else latency
+        if run.outcome in ("refused", "error"):
+            # A whole reason, or as many whole words as fit: never a word cut in half.
+            detail += f" — {run.outcome}: {textwrap.shorten(run.message, 160, placeholder=' …')}"
+        self.stream.write(f"bench: {self.done_count}/{self.total} {self.current}: {detail}\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * self._columns() + "\r")
+            self.stream.flush()

@@ -1,0 +1,200 @@
+"""The report for people: a table with a header and notes, on the terminal or in Markdown."""
+
+from __future__ import annotations
+
+from .report import ModeSummary, PairsSummary, Report, Spread
+
+KIND_LABELS = {"mostly-unchanged": "small edit", "heavy-rewrite": "rewrite"}
+
+COLUMNS = (
+    "task",
+    "kind",
+    "with prediction, s",
+    "without, s",
+    "speedup",
+    "TTFT ms (with / without)",
+    "output tok (with / without)",
+    "tok/s (with / without)",
+    "accepted / rejected",
+    "same text",
+    "matches expected (with · without)",
+)
+
+
+def _seconds(spread: Spread | None) -> str:
+    if spread is None:
+        return "–"
+    median, low, high = (v / 1000 for v in (spread.median, spread.min, spread.max))
+    return f"{median:.2f} ({low:.2f}–{high:.2f})"
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _both(a: float | None, b: float | None, digits: int = 0) -> str:
+    return f"{_num(a, digits)} / {_num(b, digits)}"
+
+
+def _acceptance(mode: ModeSummary) -> str:
+    if mode.accepted_prediction_tokens is None:
+        return "not reported"
+    rate = mode.acceptance_rate
+    rate_text = f" ({rate:.0%})" if rate is not None else ""
+    return f"{mode.accepted_prediction_tokens} / {mode.rejected_prediction_tokens}{rate_text}"
+
+
+def _same(row: PairsSummary) -> str:
+    differ, same = row.different_text_pairs, row.same_text_pairs
+    if differ:
+        after = row.differ_after_chars
+        where = f"{after[0]}" if after[0] == after[-1] else f"{after[0]}–{after[-1]}"
+        return f"DIFFERENT {differ}/{row.pairs} (after {where} chars)"
+    if same == row.pairs:
+        return "yes"
+    return f"yes {same}/{row.pairs}" if same else "–"
+
+
+def _expected(row: PairsSummary) -> str:
+    pairs = row.pairs
+    return f"{row.prediction.matches_expected}/{pairs} · {row.baseline.matches_expected}/{pairs}"
+
+
+def _speedup(row: PairsSummary) -> str:
+    return "–" if row.speedup is None else f"{row.speedup:.2f}×"
+
+
+def _cells(name: str, kind: str, row: PairsSummary) -> list[str]:
+    p, b = row.prediction, row.baseline
+    return [
+        name,
+        KIND_LABELS.get(kind, kind),
+        _seconds(p.latency_ms),
+        _seconds(b.latency_ms),
+        _speedup(row),
+        _both(p.ttft_ms, b.ttft_ms),
+        _both(p.output_tokens, b.output_tokens),
+        _both(p.effective_tokens_per_s, b.effective_tokens_per_s, 1),
+        _acceptance(p),
+        _same(row),
+        _expected(row),
+    ]
+
+
+def table_rows(report: Report) -> list[list[str]]:
+    """One row per task, then the total."""
+    return [*(_cells(t.name, t.kind, t.summary) for t in report.tasks), _cells("all tasks", "", report.total)]
+
+
+def header_lines(report: Report) -> list[str]:
+    meta = report.meta
+    lines = [f"refactor-lsp bench · {meta.date} · refactor-lsp {meta.refactor_lsp}"]
+    for label, server in (("with prediction", meta.backend), ("without", meta.baseline)):
+        if server is None:
+            continue
+        text = f"{label}: {server.name} ({server.type}) {server.base_url} model {server.model}"
+        extras = []
+        if server.server_version:
+            extras.append(server.server_version)
+        max_model_len = (server.model_info or {}).get("max_model_len")
+        if max_model_len:
+            extras.append(f"max_model_len {max_model_len}")
+        if server.speculative_decoding:
+            extras.append(f"speculative decoding {server.speculative_decoding}")
+        cache = server.metrics_info or {}
+        if cache.get("enable_prefix_caching"):
+            extras.append(f"prefix caching {'on' if cache['enable_prefix_caching'] == 'True' else 'off'}")
+        lines.append(text + (f" — {'; '.join(extras)}" if extras else ""))
+    if meta.baseline is None:
+        lines.append("without: the same backend, without the `prediction` field")
+    if meta.note:
+        lines.append(f"note: {meta.note}")
+    lines.append(
+        f"tasks: {len(report.tasks)} ({', '.join(t.name for t in report.tasks)}) · repetitions: "
+        f"{meta.repetitions} · temperature 0 · max tokens: {meta.max_tokens or 'from the region size'}"
+    )
+    m = meta.machine
+    lines.append(f"machine: {m.cpu}, {m.cores} cores, {m.memory_gib} GiB · {m.os} · Python {m.python}")
+    lines.append(f"order: {meta.order}")
+    counted = meta.metrics_during_bench
+    if counted:
+        lines.append(
+            f"/metrics during the bench ({counted.url}): {counted.drafted:.0f} draft tokens, "
+            f"{counted.accepted:.0f} accepted ({counted.rate:.0%})"
+        )
+    return lines
+
+
+def footer_lines(report: Report) -> list[str]:
+    total = report.total
+    lines = [
+        "speedup: latency without ÷ latency with prediction, median over pairs"
+        + (
+            f" (range {total.speedup_min:.2f}–{total.speedup_max:.2f}; total time ratio {total.total_time_ratio:.2f})"
+            if total.speedup is not None
+            else ""
+        )
+        + ". Latency: median (min–max) over repetitions; TTFT: time to first token; output tokens: as the "
+        "server counts them, less the rejected prediction tokens OpenAI bills as output; tok/s: output tokens ÷ "
+        "latency; accepted / rejected: prediction (or draft) tokens, summed.",
+    ]
+    sources = sorted(set(total.prediction.acceptance_sources))
+    if sources:
+        lines.append(f"acceptance read from: {', '.join(sources)}.")
+    differ = [t.name for t in report.tasks if t.summary.different_text_pairs]
+    if differ:
+        lines.append(
+            "WARNING: the two modes produced different text for: " + ", ".join(differ) + " (they should not at "
+            "temperature 0; the speedup compares unlike outputs there)."
+        )
+        unsteady = [mode for mode, n in total.distinct_outputs.items() if n > 1]
+        if unsteady:
+            lines.append(
+                "The same mode also answered the same task differently across repetitions ("
+                + " and ".join("with prediction" if m == "prediction" else "without" for m in unsteady)
+                + "): the server is not deterministic at temperature 0 (likely rounding: different batch shapes, "
+                "from speculative verification or prefix-cache hits, give slightly different logits, and a tiny "
+                "model's close calls flip), so not all of the difference comes from the prediction."
+            )
+    if total.refused:
+        lines.append(
+            f"{total.refused} answers were measured but not applicable (cut off at max tokens, or not code); their "
+            "timing counts, their text is compared raw."
+        )
+    if total.errors:
+        lines.append(f"{total.errors} runs failed and are left out; see the JSON for the messages.")
+    lines.append(
+        "matches expected: answers equal to the task's expected file, a note on the model, not a quality "
+        "measure of refactor-lsp."
+    )
+    return lines
+
+
+def render_terminal(report: Report) -> str:
+    rows = [list(COLUMNS), *table_rows(report)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+
+    def line(cells: list[str]) -> str:
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(cells)
+
+    out = [*header_lines(report), "", line(rows[0]), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows[1:-1]]
+    out += ["  ".join("-" * w for w in widths), line(rows[-1]), "", *footer_lines(report)]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(report: Report) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = table_rows(report)
+    rows[-1] = [f"**{c}**" if c and c != "–" else c for c in rows[-1]]
+    out = [f"- {esc(line)}" for line in header_lines(report)]
+    if report.meta.command:
+        out.insert(0, f"Command: `{report.meta.command}`\n")
+    out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(COLUMNS) - 2)) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    for line in footer_lines(report):
+        out += ["", line]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,254 @@
+"""A bench's results as typed summaries: per mode, per task and overall, with the header's facts.
+
+The JSON report is built from them at the edge (`Report.to_dict`); its keys are the contract that
+readers of saved reports rely on, so they do not change when these types do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .probes import DraftsCounted, Machine, ServerInfo
+from .runs import Mode, Pair, Run
+from .tasks import Task
+
+
+def _median(values: Iterable[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Iterable[float | int | None]) -> Spread | None:
+        present = [float(v) for v in values if v is not None]
+        if not present:
+            return None
+        return cls(statistics.median(present), min(present), max(present))
+
+
+@dataclass(frozen=True)
+class ModeSummary:
+    """One mode's runs (with or without the prediction): medians of the timings, sums of the tokens."""
+
+    runs: int
+    measured: int
+    errors: int
+    refused: int
+    latency_ms: Spread | None
+    ttft_ms: float | None
+    completion_tokens: float | None  # as billed
+    output_tokens: float | None  # OpenAI's rejected tokens left out
+    effective_tokens_per_s: float | None
+    generation_tokens_per_s: float | None
+    accepted_prediction_tokens: int | None  # summed over the runs that reported acceptance
+    rejected_prediction_tokens: int | None
+    acceptance_rate: float | None
+    acceptance_reported_runs: int
+    acceptance_sources: tuple[str, ...]
+    matches_expected: int
+    expected_similarity: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["acceptance_sources"] = list(self.acceptance_sources)
+        return data
+
+
+@dataclass(frozen=True)
+class PairsSummary:
+    """A set of pairs (one task's, or all): the speedup and whether both modes wrote the same text."""
+
+    pairs: int
+    speedup: float | None  # median over pairs of latency without ÷ latency with prediction
+    speedup_min: float | None
+    speedup_max: float | None
+    total_time_ratio: float | None
+    same_text_pairs: int
+    different_text_pairs: int
+    differ_after_chars: tuple[int, ...]
+    # The same mode's answers to the same task across repetitions: one, when the server is deterministic.
+    distinct_outputs: dict[Mode, int]
+    prediction: ModeSummary
+    baseline: ModeSummary
+
+    @property
+    def errors(self) -> int:
+        return self.prediction.errors + self.baseline.errors
+
+    @property
+    def refused(self) -> int:
+        return self.prediction.refused + self.baseline.refused
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "speedup": self.speedup,
+            "speedup_min": self.speedup_min,
+            "speedup_max": self.speedup_max,
+            "total_time_ratio": self.total_time_ratio,
+            "same_text_pairs": self.same_text_pairs,
+            "different_text_pairs": self.different_text_pairs,
+            "differ_after_chars": list(self.differ_after_chars),
+            "distinct_outputs": dict(self.distinct_outputs),
+            "prediction": self.prediction.to_dict(),
+            "baseline": self.baseline.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    name: str
+    kind: str
+    language: str
+    lines: str | None  # "START:END" as the task gives it; None: the whole file
+    region_chars: int
+    summary: PairsSummary
+
+    def to_dict(self) -> dict[str, Any]:
+        head = {k: getattr(self, k) for k in ("name", "kind", "language", "lines", "region_chars")}
+        return head | self.summary.to_dict()
+
+
+@dataclass(frozen=True)
+class Meta:
+    """The report's header: what ran, against what, where."""
+
+    date: str
+    refactor_lsp: str
+    command: str
+    backend: ServerInfo
+    baseline: ServerInfo | None  # None: the same backend, without the `prediction` field
+    tasks_dir: str
+    repetitions: int
+    max_tokens: int
+    temperature: float
+    order: str
+    note: str
+    machine: Machine
+    wall_s: float
+    metrics_during_bench: DraftsCounted | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["backend"] = self.backend.to_dict()
+        data["baseline"] = self.baseline.to_dict() if self.baseline is not None else None
+        data["machine"] = self.machine.to_dict()
+        if self.metrics_during_bench is None:
+            del data["metrics_during_bench"]
+        else:
+            data["metrics_during_bench"] = self.metrics_during_bench.to_dict()
+        return data
+
+
+@dataclass(frozen=True)
+class Report:
+    meta: Meta
+    tasks: tuple[TaskSummary, ...]
+    total: PairsSummary
+    pairs: tuple[Pair, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: meta, tasks, total, pairs and every run."""
+        return {
+            "meta": self.meta.to_dict(),
+            "tasks": [task.to_dict() for task in self.tasks],
+            "total": self.total.to_dict(),
+            "pairs": [pair.to_dict() for pair in self.pairs],
+            "runs": [run.to_dict() for pair in self.pairs for run in (pair.prediction, pair.baseline)],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
+    measured = [r.stats for r in runs if r.stats is not None]
+    reported = [
+        (s.accepted_prediction_tokens, s.rejected_prediction_tokens)
+        for s in measured
+        if s.accepted_prediction_tokens is not None and s.rejected_prediction_tokens is not None
+    ]
+    total_accepted = sum(a for a, _ in reported) if reported else None
+    total_rejected = sum(b for _, b in reported) if reported else None
+    rate = None
+    if total_accepted is not None and total_rejected is not None and total_accepted + total_rejected > 0:
+        rate = total_accepted / (total_accepted + total_rejected)
+    return ModeSummary(
+        runs=len(runs),
+        measured=len(measured),
+        errors=sum(1 for r in runs if r.outcome == "error"),
+        refused=sum(1 for r in runs if r.outcome == "refused"),
+        latency_ms=Spread.of(s.latency_ms for s in measured),
+        ttft_ms=_median(s.ttft_ms for s in measured),
+        completion_tokens=_median(s.completion_tokens for s in measured),
+        output_tokens=_median(s.useful_tokens() for s in measured),
+        effective_tokens_per_s=_median(r.effective_tokens_per_s for r in runs),  # None where not measured
+        generation_tokens_per_s=_median(s.tokens_per_s for s in measured),
+        accepted_prediction_tokens=total_accepted,
+        rejected_prediction_tokens=total_rejected,
+        acceptance_rate=rate,
+        acceptance_reported_runs=len(reported),
+        acceptance_sources=tuple(sorted({s.acceptance_source for s in measured if s.acceptance_source})),
+        matches_expected=sum(1 for r in runs if r.matches_expected),
+        expected_similarity=_median(r.expected_similarity for r in runs),
+    )
+
+
+def _distinct(runs: list[Run], task: str) -> int:
+    return len({r.output for r in runs if r.task == task and r.output is not None})
+
+
+def summarize_pairs(pairs: Sequence[Pair]) -> PairsSummary:
+    ratios = [p.speedup for p in pairs if p.speedup is not None]
+    same = [p.same_text for p in pairs]
+    measured = [p for p in pairs if p.speedup is not None]
+    total_with = sum(p.prediction.latency_ms or 0 for p in measured)
+    total_without = sum(p.baseline.latency_ms or 0 for p in measured)
+    by_mode: dict[Mode, list[Run]] = {
+        "prediction": [p.prediction for p in pairs],
+        "baseline": [p.baseline for p in pairs],
+    }
+    return PairsSummary(
+        pairs=len(pairs),
+        speedup=statistics.median(ratios) if ratios else None,
+        speedup_min=min(ratios) if ratios else None,
+        speedup_max=max(ratios) if ratios else None,
+        total_time_ratio=total_without / total_with if total_with else None,
+        same_text_pairs=sum(1 for s in same if s),
+        different_text_pairs=sum(1 for s in same if s is False),
+        differ_after_chars=tuple(sorted(p.common_prefix_chars or 0 for p in pairs if p.same_text is False)),
+        distinct_outputs={
+            mode: max((_distinct(runs, task) for task in {r.task for r in runs}), default=0)
+            for mode, runs in by_mode.items()
+        },
+        prediction=summarize_mode(by_mode["prediction"]),
+        baseline=summarize_mode(by_mode["baseline"]),
+    )
+
+
+def build_report(tasks: Sequence[Task], pairs: Sequence[Pair], meta: Meta) -> Report:
+    summaries = []
+    for task in tasks:
+        start, end = task.span()
+        summaries.append(
+            TaskSummary(
+                name=task.name,
+                kind=task.kind,
+                language=task.language,
+                lines=f"{task.lines[0]}:{task.lines[1]}" if task.lines else None,
+                region_chars=end - start,
+                summary=summarize_pairs([p for p in pairs if p.task == task.name]),
+            )
+        )
+    return Report(meta, tuple(summaries), summarize_pairs(pairs), tuple(pairs))

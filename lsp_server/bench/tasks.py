@@ -1,0 +1,126 @@
+"""The task corpus (benchmarks/tasks/, format in its README): one folder per task, loaded and checked."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..refactor import RefactorRequest
+from ..scope import line_span
+
+TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")
+
+
+class BenchError(Exception):
+    """The bench cannot run; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    folder: Path
+    file: str
+    instruction: str
+    lines: tuple[int, int] | None  # 1-based, inclusive; None: the whole file
+    kind: str
+    language: str
+    source: str
+    expected: str
+
+    def span(self) -> tuple[int, int]:
+        if self.lines is None:
+            return 0, len(self.source)
+        return line_span(self.source, self.lines[0] - 1, self.lines[1] - 1)
+
+    def request(self, backend: str, prediction: bool | None) -> RefactorRequest:
+        """The request an editor would send: the task's lines selected, or the whole file."""
+        start, end = self.span() if self.lines else (0, 0)
+        return RefactorRequest(
+            path=str(self.folder / self.file),
+            text=self.source,
+            start=start,
+            end=end,
+            instruction=self.instruction,
+            backend=backend,
+            prediction=prediction,
+            scope="selection" if self.lines else "file",
+        )
+
+    def expected_region(self) -> str:
+        """The region as the expected file has it (benchmarks/tasks/README.md: prefix and suffix unchanged)."""
+        if self.lines is None:
+            return self.expected
+        start, end = self.span()
+        return self.expected[start : len(self.expected) - (len(self.source) - end)]
+
+
+def default_tasks_dir() -> Path | None:
+    """The corpus beside the package (a source checkout), else ./benchmarks/tasks."""
+    for candidate in (Path(__file__).resolve().parents[2] / "benchmarks" / "tasks", Path("benchmarks/tasks")):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _read_utf8(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise BenchError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BenchError(f"{path} is not UTF-8 text") from None
+
+
+def load_task(folder: Path) -> Task:
+    path = folder / "task.toml"
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise BenchError(f"cannot read {path}: {exc.strerror}") from None
+    for key in ("file", "instruction", "expected", "kind", "language"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise BenchError(f"{path}: `{key}` is required and must be a non-empty string")
+    if data["kind"] not in TASK_KINDS:
+        raise BenchError(f"{path}: `kind` must be one of {', '.join(TASK_KINDS)}, not {data['kind']!r}")
+    source = _read_utf8(folder / data["file"])
+    expected = _read_utf8(folder / data["expected"])
+    lines: tuple[int, int] | None = None
+    if "lines" in data:
+        spec = data["lines"]
+        try:
+            first, _, last = str(spec).partition(":")
+            lines = (int(first), int(last or first))
+        except ValueError:
+            raise BenchError(f'{path}: `lines` must be "START:END" (1-based, inclusive), not {spec!r}') from None
+        count = len(source.splitlines())
+        if not 1 <= lines[0] <= lines[1] <= count:
+            raise BenchError(f"{path}: `lines` {spec} is outside the {count} lines of {data['file']}")
+    return Task(
+        name=folder.name,
+        folder=folder,
+        file=data["file"],
+        instruction=data["instruction"].strip(),
+        lines=lines,
+        kind=data["kind"],
+        language=data["language"],
+        source=source,
+        expected=expected,
+    )
+
+
+def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
+    if not folder.is_dir():
+        raise BenchError(f"the task folder {folder} does not exist")
+    available = sorted(p.name for p in folder.iterdir() if (p / "task.toml").is_file())
+    if not available:
+        raise BenchError(f"{folder} holds no tasks (folders with a task.toml; see benchmarks/tasks/README.md)")
+    wanted = list(dict.fromkeys(names or []))
+    unknown = [n for n in wanted if n not in available]
+    if unknown:
+        raise BenchError(f"no task named {', '.join(unknown)} in {folder} (there are: {', '.join(available)})")
+    return [load_task(folder / name) for name in (wanted or available)]
