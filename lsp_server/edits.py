@@ -1,4 +1,4 @@
-"""Edits: old region → new region as minimal replacements, and LSP positions for them.
+"""Edits: old region → new region as minimal replacements (their LSP positions: `text.PositionMapper`).
 
 Replacements are (start, end, text) in Python string offsets of the whole document. Lines are
 compared by content (without their terminators), so an unchanged line keeps its own line ending
@@ -22,11 +22,20 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
 from operator import lt
-from typing import Literal
 
-from .scope import plain_line_breaks, split_lines
+from .text import PositionEncoding, PositionMapper, line_starts, plain_line_breaks, split_lines
 
-PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
+# Positions live in .text; these names are still imported from here.
+__all__ = [
+    "PositionEncoding",
+    "PositionMapper",
+    "Rebased",
+    "Replacement",
+    "apply_replacements",
+    "line_starts",
+    "rebase",
+    "region_replacements",
+]
 
 # A gap of at most this many line pairs (old × new) goes to difflib, which is exact but quadratic.
 _SMALL_GAP_CELLS = 2_500
@@ -340,61 +349,6 @@ def apply_replacements(document: str, edits: list[Replacement]) -> str:
         pos = edit.end
     out.append(document[pos:])
     return "".join(out)
-
-
-_starts_cache: tuple[str, list[int]] | None = None
-
-
-def line_starts(text: str) -> list[int]:
-    """Offsets where each line starts, as LSP counts lines. Do not modify the list: the last
-    document's is kept, so code actions on an unchanged buffer do not split it again."""
-    global _starts_cache
-    cached = _starts_cache
-    if cached is not None and cached[0] is text:
-        return cached[1]
-    starts = list(accumulate(map(len, split_lines(text)), initial=0))
-    if text and text[-1] not in "\r\n":
-        starts.pop()  # the last line has no terminator: no line starts at the very end
-    _starts_cache = (text, starts)
-    return starts
-
-
-class PositionMapper:
-    """Document offsets ↔ LSP (line, character) in the negotiated encoding."""
-
-    def __init__(self, text: str, encoding: PositionEncoding = "utf-16") -> None:
-        self.text = text
-        self.encoding = encoding
-        self.line_starts = line_starts(text)
-
-    def _units(self, segment: str) -> int:
-        if self.encoding == "utf-32" or segment.isascii():
-            return len(segment)
-        if self.encoding == "utf-8":
-            return len(segment.encode("utf-8", "surrogatepass"))
-        return len(segment) + sum(1 for ch in segment if ord(ch) > 0xFFFF)
-
-    def position(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.line_starts, offset) - 1
-        return line, self._units(self.text[self.line_starts[line] : offset])
-
-    def offset(self, line: int, character: int) -> int:
-        """The offset of an LSP position; positions past a line's end clamp to it, as the spec says."""
-        if line >= len(self.line_starts):
-            return len(self.text)
-        if line < 0:
-            return 0
-        start = self.line_starts[line]
-        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
-        content = self.text[start:end].rstrip("\r\n")
-        if self.encoding == "utf-32" or content.isascii():
-            return start + min(character, len(content))
-        units = 0
-        for i, ch in enumerate(content):
-            if units >= character:
-                return start + i
-            units += self._units(ch)
-        return start + len(content)
 
 
 @dataclass(frozen=True)

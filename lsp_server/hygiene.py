@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from .prompt import REGION_END, REGION_START
-from .scope import is_instruction_comment, split_lines
+from .scope import is_instruction_comment
+from .text import split_lines
 
 
 class UnusableOutput(Exception):

@@ -5,8 +5,8 @@ lines, else the enclosing definition around the cursor (indentation- and bracket
 works for any language), else the whole file. All offsets are Python string indices.
 
 Code actions ask for a region on every cursor move, so the work stays near the cursor: the
-document is split into lines once per version (at C speed, and kept for the next request), and
-the walks go only as far as the enclosing definition.
+document is split into lines once per version (at C speed, by `text.line_index`, which keeps it for
+the next request), and the walks go only as far as the enclosing definition.
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
 
 from .config import ScopeMode
+from .text import line_index, split_lines
 
 INSTRUCTION_MARKER = "refactor-lsp:"
 # A comment opener followed by the marker: `# refactor-lsp: ...`, `// refactor-lsp: ...`, `-- ...`, `/* ... */`.
 _INSTRUCTION_COMMENT = re.compile(
     r"^[ \t]*(?:#|//|--|;+|%|/\*+|\*|<!--|\(\*)[ \t]*refactor-lsp:[ \t]*(?P<text>.*?)[ \t]*(?:\*/|-->|\*\))?[ \t]*$"
 )
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _DEFINITION = re.compile(
     r"^\s*(?:@|(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function|func|fn|impl|trait|struct|enum|interface|module|namespace|object|"
@@ -38,8 +37,6 @@ _DECORATION = re.compile(r"^\s*(?:@|#\[)")
 _CLOSERS = re.compile(r"^\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
 _OPENERS = "([{"
 _CLOSERS_CHARS = ")]}"
-# Characters str.splitlines() breaks at that LSP does not: text holding any is split by the regex.
-_EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 @dataclass(frozen=True)
@@ -49,34 +46,6 @@ class Region:
     start: int
     end: int
     kind: str  # "selection" | "block" | "file"
-
-
-def plain_line_breaks(text: str) -> bool:
-    """True when str.splitlines() splits `text` exactly where LSP does (at \\n, \\r\\n and \\r only)."""
-    return not any(ch in text for ch in _EXTRA_BREAKS)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their terminators (\\n, \\r\\n or \\r), as LSP counts them."""
-    if plain_line_breaks(text):
-        return text.splitlines(keepends=True)
-    return _LINE.findall(text)
-
-
-_index_cache: tuple[str, list[str], list[int]] | None = None
-
-
-def _line_index(text: str) -> tuple[list[str], list[int]]:
-    """(lines, line start offsets + the end) of `text`; the last document's is kept, so repeated
-    requests on an unchanged buffer (the same string object) do not split it again. Read-only."""
-    global _index_cache
-    cached = _index_cache
-    if cached is not None and cached[0] is text:
-        return cached[1], cached[2]
-    lines = split_lines(text)
-    offsets = list(accumulate(map(len, lines), initial=0))
-    _index_cache = (text, lines, offsets)
-    return lines, offsets
 
 
 def _indent(line: str) -> int:
@@ -90,7 +59,8 @@ def _blank(line: str) -> bool:
 
 def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
     """Offsets covering whole lines first_line..last_line (0-based, inclusive)."""
-    lines, offsets = _line_index(text)
+    index = line_index(text)
+    lines, offsets = index.lines, index.offsets
     if not lines:
         return 0, 0
     first = max(0, min(first_line, len(lines) - 1))
@@ -100,7 +70,7 @@ def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
 
 def selection_lines(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen a selection to whole lines; a selection ending at column 0 leaves that line out."""
-    _, offsets = _line_index(text)
+    offsets = line_index(text).offsets
     first = _line_at(offsets, start)
     last = _line_at(offsets, end)
     if end > start and last > first and offsets[last] == end:
@@ -176,7 +146,8 @@ def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
 
     None when the cursor is on a blank or top-level line that belongs to no block.
     """
-    lines, offsets = _line_index(text)
+    index = line_index(text)
+    lines, offsets = index.lines, index.offsets
     if not lines:
         return None
     cursor = _line_at(offsets, offset)

@@ -7,7 +7,10 @@ and file name attrs generates, so a later start loads them instead of compiling 
 `initialize` is answered, `settle()` collects what the import left behind and freezes the rest, so
 the collections during refactors do not walk it again.
 
-Any problem with the cache (missing, unreadable, from another Python) only means compiling as usual.
+The cache works by shadowing the builtin `compile` inside the private module `attr._make`, so it is
+used only with the attrs versions it was verified with (`VERIFIED_ATTRS`; tests/test_startup.py
+fails on any other, so an upgrade is noticed). Any other version, and any problem with the cache
+(missing, unreadable, from another Python), only means compiling as usual.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+# attrs versions the patch was verified with (tests/test_startup.py, against the wheel of each): their
+# attr._make builds every class's methods with `compile(source, filename, "exec")` called from that
+# module, under its `from __future__ import annotations`. Add a version only after running those tests.
+VERIFIED_ATTRS = frozenset({"24.3.0", "25.1.0", "25.3.0", "25.4.0", "26.1.0"})
 
 # The marshal format and code objects belong to one Python build.
 _HEADER = f"refactor-lsp attrs code cache 2 {sys.implementation.cache_tag} {sys.version}".replace("\n", " ").encode()
@@ -59,15 +67,35 @@ def _save(path: Path, cache: dict[str, bytes]) -> None:
         os.replace(tmp, path)
 
 
+def attrs_version() -> str | None:
+    """The installed attrs' version, from its wheel's `attrs-<version>.dist-info` folder beside the
+    `attr` package; None without attrs or without exactly one such folder. Not through
+    importlib.metadata: importing that alone takes ~45 ms of the 300 ms start-up budget."""
+    try:
+        import attr
+    except ImportError:  # pragma: no cover - attrs comes with lsprotocol
+        return None
+    site = os.path.dirname(os.path.dirname(attr.__file__ or ""))
+    try:
+        with os.scandir(site) as entries:
+            found = [e.name for e in entries if e.name.startswith("attrs-") and e.name.endswith(".dist-info")]
+    except OSError:
+        return None
+    return found[0][len("attrs-") : -len(".dist-info")] if len(found) == 1 else None
+
+
 @contextlib.contextmanager
-def fast_imports(path: Path | None = None) -> Iterator[None]:
-    """Import the server's dependencies inside this block."""
+def fast_imports(path: Path | None = None) -> Iterator[bool]:
+    """Import the server's dependencies inside this block. It yields whether attrs' compiled code
+    is cached in it (False: an attrs version the patch does not know, or no attrs)."""
     try:
         import __future__
 
         import attr._make as make
     except ImportError:  # pragma: no cover - attrs comes with lsprotocol
         make = None
+    if attrs_version() not in VERIFIED_ATTRS:
+        make = None  # a version the patch does not know: compile as usual
     path = path or cache_file()
     cache = _load(path) if make is not None else {}
     used: dict[str, bytes] = {}  # what this start needed: the next cache file (stale entries drop out)
@@ -99,7 +127,7 @@ def fast_imports(path: Path | None = None) -> Iterator[None]:
 
         make.compile = compile_cached  # type: ignore[attr-defined]  # shadows the builtin in attr._make only
     try:
-        yield
+        yield make is not None
     finally:
         if make is not None:
             with contextlib.suppress(AttributeError):

@@ -136,7 +136,9 @@ def read_history(path: Path | None = None, limit: int = HISTORY_LIMIT) -> list[R
     return records
 
 
-def _median(values: Iterable[float | int | None]) -> float | None:
+def median(values: Iterable[float | int | None]) -> float | None:
+    """The median of the values given (None where there are none); a missing value (None) is
+    left out, never counted as zero. The package's one median, for every summary (history, bench)."""
     import statistics  # not at start-up: it pulls in fractions and decimal
 
     present = [float(v) for v in values if v is not None]
@@ -190,9 +192,9 @@ def summarize_history(records: list[RefactorStats]) -> list[BackendSummary]:
                         backend,
                         prediction,
                         len(group),
-                        _median(r.latency_ms for r in group),
-                        _median(r.tokens_per_s for r in group),
-                        _median(r.acceptance_rate for r in group),
+                        median(r.latency_ms for r in group),
+                        median(r.tokens_per_s for r in group),
+                        median(r.acceptance_rate for r in group),
                     )
                 )
         speedup = None

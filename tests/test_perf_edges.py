@@ -5,19 +5,16 @@ Correctness only: how fast is benchmarks/perf.py's business.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import random
 import re
-from pathlib import Path
 
-import attr
 import pytest
 
 from lsp_server import edits, scope
+from lsp_server import text as text_layer
 from lsp_server.edits import PositionMapper, Replacement, apply_replacements, line_starts, region_replacements
 from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
-from lsp_server.startup import cache_file, fast_imports, settle
 
 _LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -93,6 +90,21 @@ def test_line_starts_match_the_lsp_lines_and_are_cached_per_string() -> None:
     assert line_starts(first) == [0, 6, 12]
     assert line_starts(second) == [0, 6, 13]
     assert line_starts(first) == [0, 6, 12]
+
+
+def test_scope_and_positions_share_one_line_index_per_string() -> None:
+    source = "".join(f"def f{i}():\n    return {i}\n" for i in range(50))
+    index = text_layer.line_index(source)
+    cursor = source.index("return 7")
+    assert choose_region(source, cursor, cursor).kind == "block"
+    assert text_layer.line_index(source) is index  # scope did not split the document again
+    assert PositionMapper(source).line_starts is index.starts  # nor did the positions
+    equal = "".join([source[:5], source[5:]])  # an equal string, another object: an index of its own
+    assert equal is not source
+    assert text_layer.line_index(equal) is not index and text_layer.line_index(equal).offsets == index.offsets
+    # The names older code imports from scope and edits are the ones in lsp_server.text.
+    assert scope.split_lines is text_layer.split_lines and edits.line_starts is text_layer.line_starts
+    assert edits.PositionMapper is text_layer.PositionMapper and edits.PositionEncoding is text_layer.PositionEncoding
 
 
 def test_position_mapper_does_not_break_at_unicode_line_separators() -> None:
@@ -285,50 +297,3 @@ def test_listing_actions_does_not_load_the_pipeline() -> None:
     code = "import sys, lsp_server.actions; print('lsp_server.refactor' in sys.modules, 'openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
-
-
-# -- start-up: the attrs code cache -------------------------------------------------------------------
-
-
-def _define(name: str) -> type:
-    return attr.define(
-        type(name, (), {"__annotations__": {"x": "int", "y": "list[str]"}, "y": attr.field(factory=list)})
-    )
-
-
-def test_fast_imports_caches_attrs_code_and_cleans_up(tmp_path: Path) -> None:
-    path = tmp_path / "cache.marshal"
-    with fast_imports(path):
-        first = _define("CachedThing")
-    assert "compile" not in vars(__import__("attr._make", fromlist=["_make"]))
-    assert path.is_file() and b"CachedThing" in path.read_bytes()
-    stamp = path.stat().st_mtime_ns
-    with fast_imports(path):  # the same class again: from the cache, and no need to write the file
-        second = _define("CachedThing")
-    assert path.stat().st_mtime_ns == stamp
-    for cls in (first, second):
-        thing = cls(x=1)
-        assert thing.x == 1 and thing.y == [] and thing == cls(x=1) and repr(thing).endswith("(x=1, y=[])")
-        assert cls.__init__.__annotations__["x"] == "int"  # compiled with attrs' own future flags
-
-
-@pytest.mark.parametrize("content", [b"", b"garbage", b"refactor-lsp attrs code cache 1 other-python\n\x00"])
-def test_a_damaged_cache_file_only_means_compiling(tmp_path: Path, content: bytes) -> None:
-    path = tmp_path / "cache.marshal"
-    path.write_bytes(content)
-    with fast_imports(path):
-        cls = _define("AfterDamage")
-    assert cls(x=2).x == 2
-    assert path.read_bytes().startswith(b"refactor-lsp attrs code cache ")
-    assert b"AfterDamage" in path.read_bytes()
-
-
-def test_settle_leaves_the_collector_on_and_everything_alive_frozen() -> None:
-    settle()
-    assert gc.isenabled() and gc.get_freeze_count() > 0
-    gc.unfreeze()
-
-
-def test_the_cache_lives_under_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_file().parent == tmp_path / "refactor-lsp"

@@ -13,14 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..stats import median
 from .probes import DraftsCounted, Machine, ServerInfo
 from .runs import Mode, Pair, Run
 from .tasks import Task
-
-
-def _median(values: Iterable[float | int | None]) -> float | None:
-    present = [float(v) for v in values if v is not None]
-    return statistics.median(present) if present else None
 
 
 @dataclass(frozen=True)
@@ -190,18 +186,18 @@ def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
         errors=sum(1 for r in runs if r.outcome == "error"),
         refused=sum(1 for r in runs if r.outcome == "refused"),
         latency_ms=Spread.of(s.latency_ms for s in measured),
-        ttft_ms=_median(s.ttft_ms for s in measured),
-        completion_tokens=_median(s.completion_tokens for s in measured),
-        output_tokens=_median(s.useful_tokens() for s in measured),
-        effective_tokens_per_s=_median(r.effective_tokens_per_s for r in runs),  # None where not measured
-        generation_tokens_per_s=_median(s.tokens_per_s for s in measured),
+        ttft_ms=median(s.ttft_ms for s in measured),
+        completion_tokens=median(s.completion_tokens for s in measured),
+        output_tokens=median(s.useful_tokens() for s in measured),
+        effective_tokens_per_s=median(r.effective_tokens_per_s for r in runs),  # None where not measured
+        generation_tokens_per_s=median(s.tokens_per_s for s in measured),
         accepted_prediction_tokens=total_accepted,
         rejected_prediction_tokens=total_rejected,
         acceptance_rate=rate,
         acceptance_reported_runs=len(reported),
         acceptance_sources=tuple(sorted({s.acceptance_source for s in measured if s.acceptance_source})),
         matches_expected=sum(1 for r in runs if r.matches_expected),
-        expected_similarity=_median(r.expected_similarity for r in runs),
+        expected_similarity=median(r.expected_similarity for r in runs),
     )
 
 

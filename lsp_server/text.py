@@ -1,0 +1,131 @@
+"""Text: lines and positions as LSP counts them, the bottom layer under `scope` and `edits`.
+
+LSP ends a line at \\n, \\r\\n or \\r, and nowhere else (not at a form feed or U+2028, where
+str.splitlines() would). Offsets are Python string indices; `PositionMapper` turns them into LSP
+(line, character) pairs in the negotiated encoding and back.
+
+A `LineIndex` is one text's lines and where each starts. `line_index(text)` builds it, and keeps
+the last one it built (see there why), so the requests on one version of a document split it once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from itertools import accumulate
+from typing import Literal
+
+PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+# Characters str.splitlines() breaks at that LSP does not: text holding any is split by the regex.
+_EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def plain_line_breaks(text: str) -> bool:
+    """True when str.splitlines() splits `text` exactly where LSP does (at \\n, \\r\\n and \\r only)."""
+    return not any(ch in text for ch in _EXTRA_BREAKS)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their terminators (\\n, \\r\\n or \\r), as LSP counts them."""
+    if plain_line_breaks(text):
+        return text.splitlines(keepends=True)
+    return _LINE.findall(text)
+
+
+class LineIndex:
+    """The lines of one text (terminators kept) and the offset where each starts.
+
+    Read-only once built: the lists are shared by every request on the same text.
+    """
+
+    __slots__ = ("_starts", "lines", "offsets", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+        # Where each line starts, then len(text): line i is text[offsets[i]:offsets[i + 1]].
+        self.offsets = list(accumulate(map(len, self.lines), initial=0))
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each line starts as LSP counts lines: after a final line break (or in an empty
+        text) one more, empty, line starts at the very end; after an unterminated last line none does."""
+        starts = self._starts
+        if starts is None:
+            text = self.text
+            starts = self.offsets[:-1] if text and text[-1] not in "\r\n" else self.offsets
+            self._starts = starts
+        return starts
+
+
+class _LastIndex:
+    """`line_index(text)`: the `LineIndex` of `text`; the last one built is kept.
+
+    Why keep one: code actions come on every cursor move, and each asks for the region (scope)
+    and then for LSP positions (PositionMapper) on the same document. pygls hands every request on
+    an unchanged buffer the same `str` object, so keyed on that object the document is split once
+    per version, not once per request and per module. Why it never needs resetting (in tests or
+    anywhere): the entry holds its string, so that string's id cannot be reused while it is cached,
+    and any other string, even an equal one, gets an index of its own. Only the last text is held.
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last = LineIndex("")
+
+    def __call__(self, text: str) -> LineIndex:
+        last = self._last
+        if last.text is not text:
+            last = LineIndex(text)
+            self._last = last  # one reference swapped whole: a reader sees the old index or the new
+        return last
+
+
+line_index = _LastIndex()
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, as LSP counts lines (see `LineIndex.starts`). Read-only."""
+    return line_index(text).starts
+
+
+class PositionMapper:
+    """Document offsets ↔ LSP (line, character) in the negotiated encoding."""
+
+    def __init__(self, text: str, encoding: PositionEncoding = "utf-16") -> None:
+        self.text = text
+        self.encoding = encoding
+        self.line_starts = line_index(text).starts
+
+    def _units(self, segment: str) -> int:
+        if self.encoding == "utf-32" or segment.isascii():
+            return len(segment)
+        if self.encoding == "utf-8":
+            return len(segment.encode("utf-8", "surrogatepass"))
+        return len(segment) + sum(1 for ch in segment if ord(ch) > 0xFFFF)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return line, self._units(self.text[self.line_starts[line] : offset])
+
+    def offset(self, line: int, character: int) -> int:
+        """The offset of an LSP position; positions past a line's end clamp to it, as the spec says."""
+        if line >= len(self.line_starts):
+            return len(self.text)
+        if line < 0:
+            return 0
+        start = self.line_starts[line]
+        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
+        content = self.text[start:end].rstrip("\r\n")
+        if self.encoding == "utf-32" or content.isascii():
+            return start + min(character, len(content))
+        units = 0
+        for i, ch in enumerate(content):
+            if units >= character:
+                return start + i
+            units += self._units(ch)
+        return start + len(content)
