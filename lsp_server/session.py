@@ -195,8 +195,15 @@ class RefactorServer(LanguageServer):
         running.task.add_done_callback(
             lambda _t: self.running.pop(uri, None) if self.running.get(uri) is running else None
         )
+        # A task cancelled before it ever ran skips its own handler: say so here, once.
+        running.task.add_done_callback(lambda t: self._cancelled(running) if t.cancelled() else None)
         if args.wait:
-            return await asyncio.shield(running.task)
+            try:
+                return await asyncio.shield(running.task)
+            except asyncio.CancelledError:
+                if not running.task.cancelled():
+                    raise  # this request itself was cancelled; the refactor goes on
+                return RefactorReply(RefactorStatus.CANCELLED, self._cancel_message(running))
         self.background.add(running.task)
         running.task.add_done_callback(self.background.discard)
         # Reply once the settings request has been answered: Emacs 28's jsonrpc (eglot 1.9) leaves a
@@ -214,11 +221,17 @@ class RefactorServer(LanguageServer):
                 running.settings_read.set()
             return await self._run_refactor(args, text, version)
         except asyncio.CancelledError:
-            running = self.running.get(args.uri)
-            reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
-            message = f"{reason}; nothing was applied"
-            self.tell(message)
-            return RefactorReply(RefactorStatus.CANCELLED, message)
+            return RefactorReply(RefactorStatus.CANCELLED, self._cancelled(self.running.get(args.uri)))
+
+    @staticmethod
+    def _cancel_message(running: Running | None) -> str:
+        reason = running.cancel_reason if running and running.cancel_reason else "the refactor was cancelled"
+        return f"{reason}; nothing was applied"
+
+    def _cancelled(self, running: Running | None) -> str:
+        message = self._cancel_message(running)
+        self.tell(message)
+        return message
 
     def _request(self, args: RefactorArguments, text: str) -> RefactorRequest:
         """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
