@@ -49,7 +49,7 @@ bench-hygiene:
 	$(PYTHON) benchmarks/hygiene.py $(HYGIENE_ARGS)
 
 test-neovim:
-	pytest tests/test_neovim.py -q
+	pytest tests/editors/test_neovim.py -q
 
 # VS Code in code-server driven by Playwright (installs Chromium, Node 24 and code-server under
 # editors/vscode/.test-env/ on first use: about 4-5 minutes; later runs about 50 s). Workspace Trust is

@@ -5,7 +5,7 @@
 
 Prints one table row per figure: the median measured, the target, PASS or FAIL. Ratios come from
 runs interleaved in the same process (A B A B ...), as medians of per-pair ratios. Exits 1 when a
-target is missed. Everything runs on 127.0.0.1 with the loopback test backend (tests/fake_backend.py),
+target is missed. Everything runs on 127.0.0.1 with the loopback test backend (lsp_server/testing/fake_backend.py),
 which simulates a model's forward passes (`step_s` each) and speculative decoding; the server is the
 real `python -m lsp_server` over stdio, driven by pygls's own LSP client. Nothing touches the real
 home directory. Runs in about two minutes.
@@ -379,7 +379,7 @@ def cpu_seconds(pid: int) -> float:
 def backend_subprocess(kind: str, step_s: float) -> tuple[subprocess.Popen[str], str]:
     """The loopback backend in its own process (its own GIL), so it runs alike for both sides of a pair."""
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "fake_backend.py"), "--kind", kind, "--step-ms", str(step_s * 1000)],
+        [sys.executable, "-m", "lsp_server.testing.fake_backend", "--kind", kind, "--step-ms", str(step_s * 1000)],
         stdout=subprocess.PIPE,
         text=True,
         env=ENV,
@@ -418,7 +418,7 @@ async def bench_overhead(pairs: int) -> None:
     from lsp_server.config import build_config, editor_layer
     from lsp_server.engine import Engine
     from lsp_server.refactor import RefactorRequest
-    from tests.fake_backend import FakeBackend
+    from lsp_server.testing.fake_backend import FakeBackend
 
     text = inputs.python_file(2_000)
     n = inputs.function_count(2_000) // 2
@@ -661,7 +661,7 @@ async def bench_startup(runs: int) -> None:
 
 
 async def bench_streaming(runs: int) -> None:
-    from tests.fake_backend import FakeBackend, tokenize
+    from lsp_server.testing.fake_backend import FakeBackend, tokenize
 
     text = inputs.python_file(2_000)
     stream = FakeBackend("openai", step_s=STREAM_STEP_S).start()
@@ -821,7 +821,7 @@ def local_vllm_model() -> tuple[str, int] | None:
 
 
 async def bench_scope(reps: int, vllm_functions: int) -> None:
-    from tests.fake_backend import FakeBackend
+    from lsp_server.testing.fake_backend import FakeBackend
 
     text = inputs.python_file(2_000)
     n = inputs.function_count(2_000) // 2

@@ -1,4 +1,12 @@
-"""Shared fixtures: an isolated home for every test, the loopback fake backend, config files."""
+"""Tests by layer (each folder marks its tests, so `pytest -m unit` and the like select one layer):
+
+- `tests/unit`: modules on their own: no backend, no LSP session;
+- `tests/backends`: the pipeline against backends over real HTTP on 127.0.0.1 (the loopback fake,
+  recorded streams), and the CLI;
+- `tests/lsp`: the server end to end over real LSP (pytest-lsp);
+- `tests/editors`: real editors (Neovim, Emacs + eglot, Vim + ALE) driving the server.
+
+Shared fixtures: an isolated home for every test, the loopback fake backend, config files."""
 
 from __future__ import annotations
 
@@ -12,8 +20,9 @@ from typing import Any
 import pytest
 
 from lsp_server.engine import Engine
-from tests.fake_backend import FakeBackend
+from lsp_server.testing.fake_backend import FakeBackend
 
+LAYERS = ("unit", "backends", "lsp", "editors")
 STEP_S = 0.001  # one simulated forward pass: small, so the suite stays fast
 
 
@@ -149,3 +158,11 @@ def write_config(
     path = tmp_path / name
     path.write_text(toml_text(data), encoding="utf-8")
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its layer, from the folder it lives in."""
+    for item in items:
+        layer = Path(str(item.fspath)).parent.name
+        if layer in LAYERS:
+            item.add_marker(getattr(pytest.mark, layer))

@@ -7,7 +7,7 @@
 ;;
 ;; or copy the forms below into your init file.  Then `M-x eglot' in a buffer of one of those
 ;; modes, write a `# refactor-lsp: <instruction>' comment inside a function, and run
-;; `M-x eglot-code-actions' there.  Tested with Emacs 28.2 + eglot 1.9 (tests/test_emacs_eglot.py).
+;; `M-x eglot-code-actions' there.  Tested with Emacs 28.2 + eglot 1.9 (tests/editors/test_emacs_eglot.py).
 ;;
 ;; Eglot runs one language server per major mode and project: the modes listed here get
 ;; refactor-lsp instead of the server eglot would otherwise start for them.

@@ -9,7 +9,7 @@
 "
 " Use: write `# refactor-lsp: <instruction>` inside a function, put the cursor there, run
 " :ALECodeAction and type the number of `Refactor with prediction: <instruction>`.
-" Tested with Vim 9.0 + ALE 3.3 (tests/test_vim_ale.py).
+" Tested with Vim 9.0 + ALE 3.3 (tests/editors/test_vim_ale.py).
 
 let s:command = get(g:, 'refactor_lsp_command', ['refactor-lsp'])
 

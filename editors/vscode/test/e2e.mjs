@@ -1,6 +1,6 @@
 // End-to-end test of the extension in real VS Code: code-server (VS Code 1.139 in a browser) driven
 // by playwright-core in Debian's chromium, with the real language server (python -m lsp_server) and
-// the loopback fake backend (tests/fake_backend.py). Nothing touches the real home directory.
+// the loopback fake backend (lsp_server/testing/fake_backend.py). Nothing touches the real home directory.
 //
 // Workspace Trust is on, as for users: the main folder is trusted at VS Code's startup prompt; the
 // last steps open an untrusted folder whose .vscode/settings.json and .refactor-lsp.toml point the
@@ -220,7 +220,7 @@ async function main() {
   fs.writeFileSync(env.CODE_SERVER_CONFIG, "auth: none\n");
 
   // The fake OpenAI backend on loopback: 20 ms a forward pass, drafting from the prediction.
-  const backend = start(py, [path.join(REPO, "tests/fake_backend.py"), "--kind", "openai", "--port", "0", "--step-ms", "20"], { env, cwd: REPO }, "fake-backend");
+  const backend = start(py, ["-m", "lsp_server.testing.fake_backend", "--kind", "openai", "--port", "0", "--step-ms", "20"], { env, cwd: REPO }, "fake-backend");
   const [line] = await Promise.race([
     once(backend.stdout, "data"),
     new Promise((_, reject) => setTimeout(() => reject(new Error("the fake backend did not start")), 15_000)),

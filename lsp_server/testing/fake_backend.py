@@ -1,0 +1,472 @@
+"""A small OpenAI-compatible server for tests and benchmarks, on 127.0.0.1 only.
+
+It streams real SSE over real HTTP/1.1 (chunked, keep-alive), reports `usage` with
+`completion_tokens_details`, and simulates speculative decoding: every forward pass costs
+`step_s` and emits the draft tokens that match the answer plus one, so a good prediction gives a
+real, measurable, known speed-up (`simulate()` says exactly how many passes an answer takes).
+
+Kinds: "openai" drafts from the request's `prediction` field; "vllm" ignores that field and drafts
+from the prompt (n-gram prompt lookup), ends with a usage chunk whose `choices` is empty, can add
+per-request `metrics.speculative_decoding`, and counts drafts on `/metrics`; "llamacpp" drafts
+from the prompt and reports `timings`. Faults are queued with `enqueue(Reply(...))`.
+
+Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+REGION_START = "<<<REGION\n"
+REGION_END = "REGION>>>"
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+@dataclass
+class Simulation:
+    steps: list[str]  # the text each forward pass emits
+    accepted: int
+    drafted: int
+
+    @property
+    def rejected(self) -> int:
+        return self.drafted - self.accepted
+
+
+def simulate(answer: str, draft_source: str | None, draft_len: int = 8, aligned: bool = True) -> Simulation:
+    """Passes of speculative decoding for `answer`, drafting from `draft_source` by n-gram lookup.
+
+    `aligned`: the source is a prediction of the answer, so the first draft is its beginning
+    (OpenAI); otherwise drafting waits for an n-gram to look up (vLLM prompt lookup).
+    """
+    out = tokenize(answer)
+    if not draft_source:
+        return Simulation(out, 0, 0)
+    source = tokenize(draft_source)
+    index: dict[tuple[str, ...], int] = {}
+    for n in (3, 2, 1):
+        for j in range(len(source) - n + 1):
+            index.setdefault(tuple(source[j : j + n]), j + n)
+    steps: list[str] = []
+    accepted_total = drafted_total = 0
+    i = 0
+    ptr: int | None = 0 if aligned else None  # where in the source the next draft starts
+    while i < len(out):
+        if ptr is None or ptr >= len(source) or (i > 0 and ptr > 0 and source[ptr - 1] != out[i - 1]):
+            ptr = None
+            for n in (3, 2, 1):
+                if i >= n:
+                    ptr = index.get(tuple(out[i - n : i]))
+                    if ptr is not None:
+                        break
+        draft = source[ptr : ptr + draft_len] if ptr is not None else []
+        accepted = 0
+        while accepted < len(draft) and i + accepted < len(out) and draft[accepted] == out[i + accepted]:
+            accepted += 1
+        emitted = out[i : i + accepted + 1]
+        steps.append("".join(emitted))
+        accepted_total += accepted
+        drafted_total += len(draft)
+        i += len(emitted)
+        if ptr is not None:
+            ptr += accepted
+            ptr = ptr + 1 if ptr < len(source) and i <= len(out) and source[ptr] == out[i - 1] else None
+    return Simulation(steps, accepted_total, drafted_total)
+
+
+def region_of(messages: list[dict[str, Any]]) -> str:
+    """The region between the markers of our prompt (what an ideal model starts from)."""
+    text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    start = text.find(REGION_START)
+    end = text.find("\n" + REGION_END, start)
+    if start < 0 or end < 0:
+        return ""
+    return text[start + len(REGION_START) : end + 1]
+
+
+def instruction_of(messages: list[dict[str, Any]]) -> str:
+    text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    match = re.search(r"^Instruction: (.*)$", text, re.M)
+    return match.group(1) if match else ""
+
+
+def rule_responder(request: dict[str, Any]) -> str:
+    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; else echo."""
+    messages = request.get("messages", [])
+    region = region_of(messages)
+    instruction = instruction_of(messages)
+    for pattern in (r"rename `?(\w+)`? to `?(\w+)`?", r"replace `?(\w+)`? with `?(\w+)`?"):
+        match = re.search(pattern, instruction, re.I)
+        if match:
+            return re.sub(rf"\b{re.escape(match.group(1))}\b", match.group(2), region)
+    if "uppercase" in instruction.lower():
+        return region.upper()
+    return region
+
+
+@dataclass
+class Reply:
+    """One scripted reply; queued replies are used in order, then the default behaviour resumes."""
+
+    text: str | None = None  # None: ask the responder
+    status: int = 200
+    error: str = ""  # the error message of a non-200 reply
+    headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    delay_headers_s: float = 0.0  # before the response starts: "no first byte"
+    stall_after_chars: int = -1  # stall mid-stream after this many characters...
+    stall_s: float = 0.0  # ...for this long
+    drop_after_chars: int = -1  # close the connection mid-stream
+    raw_body: bytes | None = None  # send these SSE bytes verbatim (malformed streams, odd framing)
+    reject_prediction: bool = False  # 400 when the request carries `prediction`
+
+
+class FakeBackend:
+    def __init__(
+        self,
+        kind: str = "openai",
+        *,
+        step_s: float = 0.002,
+        draft_len: int = 8,
+        models: tuple[str, ...] = ("fake-model",),
+        responder: Callable[[dict[str, Any]], str] = rule_responder,
+        spec_decode_metrics: bool = True,
+        speculation: bool = True,
+        reject_prediction: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.step_s = step_s
+        self.draft_len = draft_len
+        self.models = models
+        self.responder = responder
+        self.spec_decode_metrics = spec_decode_metrics
+        self.speculation = speculation
+        self.reject_prediction = reject_prediction
+        self.host = host
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.replies: list[Reply] = []
+        self.open_connections = 0
+        self.active_streams = 0
+        self.disconnects = 0  # clients that hung up mid-answer
+        self.counters = {"accepted": 0, "drafted": 0}
+        # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
+        self.first_content_sent_at: list[float] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeBackend:
+        self._thread = threading.Thread(target=self._run, name="fake-backend", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def __enter__(self) -> FakeBackend:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def reset(self) -> None:
+        """Forget everything a test could read back: queued replies, what was received, every count.
+
+        `open_connections` and `active_streams` describe connections alive now, so they stay.
+        """
+        with self._lock:
+            self.replies.clear()
+            self.requests.clear()
+            self.headers_seen.clear()
+            self.first_content_sent_at.clear()
+            self.disconnects = 0
+            for name in self.counters:  # in place: a test may hold the dict
+                self.counters[name] = 0
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        server = loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+        self._server = server
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(server.wait_closed())
+            loop.close()
+
+    # -- HTTP ------------------------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open_connections += 1
+        try:
+            while True:
+                first = await reader.read(1)
+                if first in (b"", b"\x16"):
+                    return  # closed, or a TLS handshake to this plain-HTTP server: hang up at once
+                request_line = first + await reader.readline()
+                method, path, _ = request_line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    line = await reader.readline()
+                    if line in (b"\r\n", b"\n", b""):
+                        break
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+                keep_open = await self._route(method, path, headers, body, reader, writer)
+                if not keep_open:
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            return
+        finally:
+            self.open_connections -= 1
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str]) -> None:
+        body = json.dumps(payload).encode()
+        head = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}", "Content-Type: application/json"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        head.append(f"Content-Length: {len(body)}")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+
+    async def _route(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        path = path.split("?", 1)[0]
+        if method == "GET" and path.endswith("/models"):
+            await self._send(
+                writer, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}, {}
+            )
+            return True
+        if method == "GET" and path == "/metrics":
+            text = (
+                f"vllm:spec_decode_num_accepted_tokens_total {self.counters['accepted']}.0\n"
+                f"vllm:spec_decode_num_draft_tokens_total {self.counters['drafted']}.0\n"
+            ).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
+                + str(len(text)).encode()
+                + b"\r\n\r\n"
+                + text
+            )
+            await writer.drain()
+            return True
+        if method == "POST" and path.endswith("/chat/completions"):
+            request = json.loads(body or b"{}")
+            with self._lock:
+                self.requests.append(request)
+                self.headers_seen.append(headers)
+                reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
+            return await self._complete(request, reply, reader, writer)
+        await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
+        return True
+
+    async def _pause(self, seconds: float, reader: asyncio.StreamReader) -> bool:
+        """Sleep, but notice at once when the client hangs up; False if it did."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if reader.at_eof():
+                self.disconnects += 1
+                return False
+            await asyncio.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
+        return not reader.at_eof()
+
+    async def _complete(
+        self, request: dict[str, Any], reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        if reply.delay_headers_s:
+            await asyncio.sleep(reply.delay_headers_s)
+        if request.get("model") not in self.models:
+            await self._send(
+                writer, 404, {"error": {"message": f"The model `{request.get('model')}` does not exist."}}, {}
+            )
+            return True
+        if reply.reject_prediction and "prediction" in request:
+            await self._send(
+                writer, 400, {"error": {"message": "Unrecognized request argument supplied: prediction"}}, {}
+            )
+            return True
+        if reply.status != 200:
+            await self._send(writer, reply.status, {"error": {"message": reply.error or "error"}}, reply.headers)
+            return True
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+
+        def chunk(data: bytes) -> None:
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+        if reply.raw_body is not None:
+            chunk(reply.raw_body)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        answer = reply.text if reply.text is not None else self.responder(request)
+        if self.kind == "openai":
+            prediction = request.get("prediction") or {}
+            source = prediction.get("content") if isinstance(prediction, dict) else None
+        else:
+            source = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+        sim = simulate(answer, source if self.speculation else None, self.draft_len, aligned=self.kind == "openai")
+        max_tokens = request.get("max_tokens") or request.get("max_completion_tokens") or 10**9
+        steps, finish = sim.steps, reply.finish_reason
+        if len(tokenize(answer)) > max_tokens:
+            kept, count = [], 0
+            for step in steps:
+                n = len(tokenize(step))
+                if count + n > max_tokens:
+                    break
+                kept.append(step)
+                count += n
+            steps, finish = kept, "length"
+        created = int(time.time())
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": request["model"]}
+
+        def event(payload: dict[str, Any]) -> None:
+            chunk(b"data: " + json.dumps({**base, **payload}).encode() + b"\n\n")
+
+        self.active_streams += 1
+        try:
+            event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+            await writer.drain()
+            sent = 0
+            stalled = False
+            for text in steps:
+                await asyncio.sleep(self.step_s)
+                if 0 <= reply.drop_after_chars <= sent:
+                    writer.transport.abort()
+                    return False
+                if not stalled and 0 <= reply.stall_after_chars <= sent:
+                    stalled = True
+                    if not await self._pause(reply.stall_s, reader):
+                        writer.transport.abort()
+                        return False
+                event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+                await writer.drain()
+                if not sent and text:
+                    self.first_content_sent_at.append(time.time())
+                sent += len(text)
+            completion_tokens = sum(len(tokenize(s)) for s in steps)
+            prompt_tokens = sum(len(tokenize(str(m.get("content", "")))) for m in request.get("messages", []))
+            final: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": finish}
+            usage: dict[str, Any] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+            self.counters["accepted"] += sim.accepted
+            self.counters["drafted"] += sim.drafted
+            if self.kind == "openai":
+                event({"choices": [final]})
+                if "prediction" in request:
+                    # As OpenAI does: rejected prediction tokens are billed as completion tokens.
+                    usage["completion_tokens"] += sim.rejected
+                    usage["total_tokens"] += sim.rejected
+                    usage["completion_tokens_details"] = {
+                        "accepted_prediction_tokens": sim.accepted,
+                        "rejected_prediction_tokens": sim.rejected,
+                        "reasoning_tokens": 0,
+                    }
+                if (request.get("stream_options") or {}).get("include_usage"):
+                    event({"choices": [], "usage": usage})
+            elif self.kind == "vllm":
+                event({"choices": [final]})
+                extra: dict[str, Any] = {}
+                if self.spec_decode_metrics and self.speculation:
+                    extra["metrics"] = {
+                        "speculative_decoding": {
+                            "num_spec_steps": len(steps),
+                            "num_draft_tokens": sim.drafted,
+                            "num_accepted_draft_tokens": sim.accepted,
+                            "draft_acceptance_rate": sim.accepted / sim.drafted if sim.drafted else 0.0,
+                        }
+                    }
+                if (request.get("stream_options") or {}).get("include_usage"):
+                    event({"choices": [], "usage": usage, **extra})
+            else:  # llamacpp: no usage chunk, timings on the last chunk
+                event(
+                    {
+                        "choices": [final],
+                        "timings": {
+                            "predicted_n": completion_tokens,
+                            "draft_n": sim.drafted,
+                            "draft_n_accepted": sim.accepted,
+                        },
+                    }
+                )
+            chunk(b"data: [DONE]\n\n")
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        finally:
+            self.active_streams -= 1
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", default="openai", choices=["openai", "vllm", "llamacpp"])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--step-ms", type=float, default=2.0)
+    parser.add_argument("--model", action="append", default=None)
+    parser.add_argument("--no-speculation", action="store_true")
+    args = parser.parse_args()
+    backend = FakeBackend(
+        args.kind,
+        step_s=args.step_ms / 1000,
+        port=args.port,
+        models=tuple(args.model or ["fake-model"]),
+        speculation=not args.no_speculation,
+    ).start()
+    print(backend.url, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,401 @@
+"""`refactor-lsp bench` end to end: the CLI, the real pipeline, and the loopback test backend.
+
+The test backend simulates speculative decoding with a known cost per forward pass, so the speedup
+a bench must measure is known in advance (`simulate()` counts the passes), and so is every
+accepted and rejected token. The responder plays a perfect model: for a task's region it answers
+the task's expected region.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server import metrics
+from lsp_server.bench import (
+    BenchError,
+    Machine,
+    Meta,
+    ModeSummary,
+    PairsSummary,
+    ProgressDisplay,
+    Report,
+    Run,
+    ServerInfo,
+    Spread,
+    TaskSummary,
+    load_tasks,
+    make_plan,
+    render_markdown,
+    schedule,
+)
+from lsp_server.cli import main
+from lsp_server.config import build_config
+from lsp_server.stats import RefactorStats
+from lsp_server.testing.fake_backend import FakeBackend, region_of, simulate, tokenize
+from tests.conftest import write_config
+
+TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"
+# Small regions, so that a pass of 5 ms keeps each run short; one small edit and one heavy rewrite.
+SMALL_EDIT = "js-fetch-add-timeout-option"
+REWRITE = "py-deps-recursive-to-iterative"
+STEP_S = 0.004  # one simulated forward pass: large against the per-request overhead
+DRAFT_LEN = 8
+
+
+def corpus_answers() -> dict[str, str]:
+    """Each task's current region → its expected region."""
+    answers = {}
+    for task in load_tasks(TASKS_DIR):
+        start, end = task.span()
+        answers[task.source[start:end]] = task.expected_region()
+    return answers
+
+
+ANSWERS = corpus_answers()
+
+
+def corpus_responder(request: dict[str, Any]) -> str:
+    """A perfect model for the corpus: the expected region for a task's region; "ok" to anything else."""
+    return ANSWERS.get(region_of(request.get("messages", [])), "ok")
+
+
+def run_bench(tmp_path: Path, config: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    md, js = tmp_path / "report.md", tmp_path / "report.json"
+    code = main(
+        ["bench", "--config", str(config), "--tasks", str(TASKS_DIR), "--markdown", str(md), "--json", str(js), *args]
+    )
+    report = json.loads(js.read_text(encoding="utf-8")) if js.exists() else {}
+    return code, report, md.read_text(encoding="utf-8") if md.exists() else ""
+
+
+def chat_requests(fake: FakeBackend) -> list[dict[str, Any]]:
+    """The measured requests (the warm-up asks for one token and has no region)."""
+    return [r for r in fake.requests if region_of(r["messages"])]
+
+
+def steps_without(answer: str) -> int:
+    return len(tokenize(answer))
+
+
+def assert_speedup_matches(measured: float, expected: float) -> None:
+    # Both modes pay the same fixed cost per request (HTTP, prompt, first chunk), which pulls the
+    # measured ratio a little below the ratio of passes; a noisy machine adds a little either way.
+    assert 0.6 * expected <= measured <= 1.25 * expected, (measured, expected)
+
+
+# -- OpenAI kind: with and without the prediction field ------------------------------------------
+
+
+def test_bench_openai_measures_the_simulated_speedup_and_the_backends_own_acceptance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeBackend("openai", step_s=STEP_S, draft_len=DRAFT_LEN, responder=corpus_responder) as fake:
+        config = write_config(tmp_path, fake=fake)
+        code, report, markdown = run_bench(tmp_path, config, "--task", SMALL_EDIT, "--task", REWRITE, "--repeat", "1")
+        requests = chat_requests(fake)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+
+    # Same prompt both ways, temperature 0; "without" simply has no prediction field.
+    with_field = [r for r in requests if "prediction" in r]
+    without = [r for r in requests if "prediction" not in r]
+    assert len(with_field) == len(without) == 2
+    assert {r["temperature"] for r in requests} == {0.0}
+    for a, b in zip(with_field, without, strict=True):
+        if region_of(a["messages"]) == region_of(b["messages"]):
+            assert a["messages"] == b["messages"]
+
+    # Pairs alternate which mode runs first (task by task here; test_schedule_alternates_the_first_mode
+    # shows repetition by repetition).
+    firsts = ["prediction" in requests[i] for i in range(0, len(requests), 2)]
+    assert firsts == [True, False]
+
+    expected_ratios = []
+    for task in report["tasks"]:
+        region = next(t for t in load_tasks(TASKS_DIR, [task["name"]]))
+        start, end = region.span()
+        answer = region.expected_region()
+        sim = simulate(answer, region.source[start:end], DRAFT_LEN, aligned=True)
+        # Acceptance in the bench's JSON is what the backend itself reported, exactly.
+        runs = [r for r in report["runs"] if r["task"] == task["name"]]
+        for run in runs:
+            stats = run["stats"]
+            if run["mode"] == "prediction":
+                assert (stats["accepted_prediction_tokens"], stats["rejected_prediction_tokens"]) == (
+                    sim.accepted,
+                    sim.rejected,
+                )
+                assert stats["acceptance_source"] == "usage"
+                # OpenAI bills rejected prediction tokens as completion tokens; they are not output.
+                assert stats["completion_tokens"] == steps_without(answer) + sim.rejected
+            else:
+                assert stats["accepted_prediction_tokens"] is None
+                assert stats["completion_tokens"] == steps_without(answer)
+            assert run["matches_expected"] is True
+        assert task["prediction"]["accepted_prediction_tokens"] == sim.accepted
+        assert task["prediction"]["rejected_prediction_tokens"] == sim.rejected
+        assert task["same_text_pairs"] == 1 and task["different_text_pairs"] == 0
+        assert task["prediction"]["output_tokens"] == task["baseline"]["output_tokens"] == steps_without(answer)
+        ratio = steps_without(answer) / len(sim.steps)
+        expected_ratios.append(ratio)
+        assert_speedup_matches(task["speedup"], ratio)
+    assert report["total"]["speedup"] is not None
+    # The total is the median over both pairs: between the two tasks' ratios.
+    assert_speedup_matches(report["total"]["speedup"], statistics.median(expected_ratios))
+
+    # What a reader sees: the table in the terminal and in the Markdown, with the header.
+    for text in (out.out, markdown):
+        assert SMALL_EDIT in text and REWRITE in text and "all tasks" in text
+        assert "speedup" in text and "same text" in text
+        assert "without: the same backend, without the `prediction` field" in text
+        assert "repetitions: 1" in text and "cores" in text
+    assert markdown.count("\n| ") >= 4 and "|---|" in markdown
+    assert "DIFFERENT" not in out.out
+    # No terminal here: plain progress lines on stderr, one per run.
+    assert out.err.count("bench: ") == 4
+    assert report["meta"]["backend"]["type"] == "openai" and report["meta"]["baseline"] is None
+
+
+def test_bench_flags_pairs_whose_text_differs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def moody(request: dict[str, Any]) -> str:
+        answer = corpus_responder(request)
+        return answer if "prediction" in request or answer == "ok" else answer.replace("timeout", "deadline")
+
+    with FakeBackend("openai", step_s=0.001, responder=moody) as fake:
+        config = write_config(tmp_path, fake=fake)
+        code, report, markdown = run_bench(tmp_path, config, "--task", SMALL_EDIT, "--repeat", "1")
+    out = capsys.readouterr().out
+    assert code == 0
+    assert report["tasks"][0]["different_text_pairs"] == 1
+    assert "DIFFERENT 1/1" in out and "WARNING: the two modes produced different text" in out
+    assert "DIFFERENT" in markdown
+
+
+def test_bench_stops_when_the_backend_refuses_the_prediction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeBackend("openai", step_s=0.001, responder=corpus_responder, reject_prediction=True) as fake:
+        config = write_config(tmp_path, fake=fake)
+        code, report, _ = run_bench(tmp_path, config, "--task", SMALL_EDIT, "--repeat", "1")
+    err = capsys.readouterr().err
+    assert code == 1 and report == {}
+    assert "ran without the prediction" in err and "nothing to compare" in err
+
+
+# -- vLLM kind: a speculative server and a plain baseline -----------------------------------------
+
+
+@pytest.mark.parametrize("per_request_metrics", [True, False], ids=["per-request-metrics", "prometheus-fallback"])
+def test_bench_vllm_pair_reads_acceptance_per_request_or_from_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], per_request_metrics: bool
+) -> None:
+    with (
+        FakeBackend(
+            "vllm",
+            step_s=STEP_S,
+            draft_len=DRAFT_LEN,
+            responder=corpus_responder,
+            spec_decode_metrics=per_request_metrics,
+        ) as spec,
+        FakeBackend("vllm", step_s=STEP_S, responder=corpus_responder, speculation=False) as plain,
+    ):
+        config = write_config(tmp_path, spec=spec, plain=plain)
+        code, report, _ = run_bench(
+            tmp_path, config, "--backend", "spec", "--baseline-backend", "plain", "--task", SMALL_EDIT, "--repeat", "1"
+        )
+        measured = chat_requests(spec)
+        counters = dict(spec.counters)
+        baseline_requests = chat_requests(plain)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert len(measured) == len(baseline_requests) == 1
+    assert all("prediction" not in r for r in measured + baseline_requests)  # vLLM drafts from the prompt
+    assert measured[0]["messages"] == baseline_requests[0]["messages"]
+
+    task = load_tasks(TASKS_DIR, [SMALL_EDIT])[0]
+    answer = task.expected_region()
+    source = "\n".join(str(m.get("content", "")) for m in measured[0]["messages"])
+    sim = simulate(answer, source, DRAFT_LEN, aligned=False)
+    runs = report["runs"]
+    for run in runs:
+        stats = run["stats"]
+        if run["mode"] == "prediction":
+            assert (stats["accepted_prediction_tokens"], stats["rejected_prediction_tokens"]) == (
+                sim.accepted,
+                sim.rejected,
+            )
+            assert stats["acceptance_source"] == ("vllm-spec-decode-metrics" if per_request_metrics else metrics.SOURCE)
+            # A local server's rejected drafts were never output: all completion tokens count.
+            assert stats["tokens_per_s"] > 0
+        else:
+            assert stats["accepted_prediction_tokens"] is None and stats["prediction"] is False
+    # The server's own counters agree with the bench's sums.
+    row = report["tasks"][0]
+    assert row["prediction"]["accepted_prediction_tokens"] == counters["accepted"]
+    assert (
+        row["prediction"]["accepted_prediction_tokens"] + row["prediction"]["rejected_prediction_tokens"]
+        == (counters["drafted"])
+    )
+    assert_speedup_matches(row["speedup"], steps_without(answer) / len(sim.steps))
+    meta = report["meta"]
+    assert meta["baseline"]["name"] == "plain" and meta["backend"]["speculative_decoding"].startswith("on")
+    assert meta["baseline"]["speculative_decoding"].startswith("on")  # the fake always lists its counters
+    assert meta["metrics_during_bench"]["accepted"] == counters["accepted"]
+    assert "/metrics during the bench" in out.out
+
+
+def test_bench_refuses_a_vllm_backend_without_a_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_fake: Any
+) -> None:
+    spec = make_fake("vllm")
+    config = write_config(tmp_path, spec=spec)
+    code, report, _ = run_bench(tmp_path, config, "--backend", "spec", "--task", SMALL_EDIT)
+    err = capsys.readouterr().err
+    assert code == 2 and report == {}
+    assert "--baseline-backend" in err and "speculative decoding is a server setting" in err
+    assert spec.requests == []  # nothing was sent
+
+
+def test_bench_names_unknown_tasks_and_unreachable_backends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import closed_port_url
+
+    config = write_config(tmp_path, down={"type": "openai", "base_url": closed_port_url(), "model": "m"})
+    assert run_bench(tmp_path, config, "--task", "no-such-task")[0] == 2
+    err = capsys.readouterr().err
+    assert "no task named no-such-task" in err and SMALL_EDIT in err
+    assert run_bench(tmp_path, config, "--task", SMALL_EDIT)[0] == 1
+    assert "connection refused" in capsys.readouterr().err
+
+
+# -- the parts, without a backend ------------------------------------------------------------------
+
+
+def test_the_corpus_loads_and_every_region_follows_its_rule() -> None:
+    tasks = load_tasks(TASKS_DIR)
+    assert len(tasks) >= 12
+    assert len({t.language for t in tasks}) >= 4
+    assert {t.kind for t in tasks} == {"mostly-unchanged", "heavy-rewrite"}
+    for task in tasks:
+        assert 40 <= len(task.source.splitlines()) <= 400, task.name
+        start, end = task.span()
+        prefix, suffix = task.source[:start], task.source[end:]
+        assert task.expected.startswith(prefix) and task.expected.endswith(suffix), task.name
+        request = task.request("b", None)
+        assert request.scope == ("selection" if task.lines else "file")
+        assert (request.start, request.end) == ((start, end) if task.lines else (0, 0))
+
+
+def test_schedule_alternates_the_first_mode() -> None:
+    config = build_config([])
+    tasks = load_tasks(TASKS_DIR, [SMALL_EDIT, REWRITE])
+    plan = make_plan(config, "openai", None, tasks, repeat=2)
+    firsts = [(rep, task.name, modes[0]) for rep, task, modes in schedule(plan)]
+    assert firsts == [
+        (0, SMALL_EDIT, "prediction"),
+        (0, REWRITE, "baseline"),
+        (1, SMALL_EDIT, "baseline"),
+        (1, REWRITE, "prediction"),
+    ]
+    assert plan.config.refactor.temperature == 0.0
+
+
+def test_plan_checks(tmp_path: Path) -> None:
+    config = build_config([])
+    tasks = load_tasks(TASKS_DIR, [SMALL_EDIT])
+    with pytest.raises(BenchError, match="--repeat"):
+        make_plan(config, "openai", None, tasks, repeat=0)
+    with pytest.raises(BenchError, match="local-plain"):
+        make_plan(config, "local", None, tasks, repeat=1)
+    with pytest.raises(BenchError, match="another backend"):
+        make_plan(config, "local", "local", tasks, repeat=1)
+    plan = make_plan(config, "local", "local-plain", tasks, repeat=1, max_tokens=256)
+    assert plan.baseline.base_url == "http://127.0.0.1:8001/v1" and plan.config.refactor.max_tokens == 256
+
+
+def test_progress_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    tty, plain = io.StringIO(), io.StringIO()
+    run = Run("t", "prediction", 0, True, "b", "edit", stats=RefactorStats(latency_ms=1500.0, completion_tokens=42))
+    for stream, is_tty in ((tty, True), (plain, False)):
+        bar = ProgressDisplay(2, stream, tty=is_tty)
+        bar.begin("t", "prediction", 0)
+        bar.done(run)
+        bar.close()
+    assert "\r[" in tty.getvalue() and "1/2" in tty.getvalue() and "\n" not in tty.getvalue()
+    assert plain.getvalue() == "bench: 1/2 t (with prediction, #1): 1.50 s, 42 tok\n"
+
+
+def test_markdown_escapes_and_bolds_the_total() -> None:
+    mode = ModeSummary(
+        runs=1,
+        measured=1,
+        errors=0,
+        refused=0,
+        latency_ms=Spread(median=1000.0, min=900.0, max=1100.0),
+        ttft_ms=50.0,
+        completion_tokens=10.0,
+        output_tokens=10.0,
+        effective_tokens_per_s=10.0,
+        generation_tokens_per_s=None,
+        accepted_prediction_tokens=None,
+        rejected_prediction_tokens=None,
+        acceptance_rate=None,
+        acceptance_reported_runs=0,
+        acceptance_sources=(),
+        matches_expected=0,
+        expected_similarity=None,
+    )
+    row = PairsSummary(
+        pairs=1,
+        speedup=2.0,
+        speedup_min=2.0,
+        speedup_max=2.0,
+        total_time_ratio=2.0,
+        same_text_pairs=1,
+        different_text_pairs=0,
+        differ_after_chars=(),
+        distinct_outputs={"prediction": 1, "baseline": 1},
+        prediction=mode,
+        baseline=mode,
+    )
+    meta = Meta(
+        date="d",
+        refactor_lsp="0",
+        command="refactor-lsp bench",
+        backend=ServerInfo(name="a|b", type="openai", base_url="u", model="m"),
+        baseline=None,
+        tasks_dir="t",
+        repetitions=1,
+        max_tokens=0,
+        temperature=0.0,
+        order="o",
+        note="",
+        machine=Machine(cpu="c", cores=2, memory_gib=1, os="o", python="3"),
+        wall_s=0.0,
+    )
+    task = TaskSummary(name="t", kind="heavy-rewrite", language="python", lines=None, region_chars=1, summary=row)
+    report = Report(meta=meta, tasks=(task,), total=row, pairs=())
+    text = render_markdown(report)
+    assert "a\\|b" in text and "| **all tasks** |" in text and "| t | rewrite |" in text
+    assert "**2.00×**" in text and "not reported" in text
+
+
+def test_progress_lines_keep_whole_words() -> None:
+    import io
+
+    from lsp_server.bench import ProgressDisplay, Run
+
+    out = io.StringIO()
+    display = ProgressDisplay(1, stream=out, tty=False)
+    display.begin("task", "prediction", 0)
+    reason = "the model's answer was cut off at its token limit, so nothing was applied — " + "select less " * 20
+    display.done(Run("task", "prediction", 0, True, "b", "refused", message=reason))
+    line = out.getvalue().strip()
+    assert line.endswith(" …") and "refused: the model's answer was cut off" in line
+    kept = line.split("refused: ", 1)[1].removesuffix(" …").split()
+    assert all(word in reason.split() for word in kept)  # every word whole

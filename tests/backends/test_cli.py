@@ -1,0 +1,492 @@
+"""The command line, end to end: `python -m lsp_server refactor|check` against the loopback fake."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.conftest import backend_table, closed_port_url, write_config
+
+SOURCE = """import math
+
+
+def foo(radius):
+    return math.pi * radius**2
+
+
+def describe(radius):
+    return f"area {foo(radius)}"
+"""
+SECRET = "sk-test-9c1f3e7a0b2d4c6e8f"
+Completed = subprocess.CompletedProcess
+STATS_LINE = re.compile(
+    r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)$", re.M
+)
+
+
+def run_cli(*args: str, config: Path | None, cwd: Path, env: dict[str, str] | None = None) -> Completed:
+    environment = dict(os.environ)  # already isolated: XDG dirs under a temporary folder
+    environment.pop("REFACTOR_LSP_CONFIG", None)
+    if config is not None:
+        environment["REFACTOR_LSP_CONFIG"] = str(config)
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
+    """A folder with a source file and a config whose only backend is the fake."""
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
+
+
+def refactor(project: dict[str, Any], *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+    return run_cli("refactor", "geometry.py", *args, config=project["config"], cwd=project["dir"], **kwargs)
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess, code: int = 1) -> str:
+    """A failure is one readable line on stderr, a non-zero exit, and never a traceback."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("refactor-lsp: ")
+    return result.stderr
+
+
+# -- refactor ------------------------------------------------------------------------------------------
+
+
+def test_refactor_prints_the_diff_and_the_stats(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename foo to bar")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "--- a/geometry.py\n"
+        "+++ b/geometry.py\n"
+        "@@ -1,9 +1,9 @@\n"
+        " import math\n"
+        " \n"
+        " \n"
+        "-def foo(radius):\n"
+        "+def bar(radius):\n"
+        "     return math.pi * radius**2\n"
+        " \n"
+        " \n"
+        " def describe(radius):\n"
+        '-    return f"area {foo(radius)}"\n'
+        '+    return f"area {bar(radius)}"\n'
+    )
+    assert STATS_LINE.search(result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+    assert project["source"].read_text(encoding="utf-8") == SOURCE  # only --write writes
+    (request,) = fake_backend.requests
+    assert request["prediction"] == {"type": "content", "content": SOURCE}
+    assert "Instruction: rename foo to bar" in request["messages"][1]["content"]
+
+
+def test_lines_are_one_based_and_inclusive(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "4:5", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["new_text"] == SOURCE.replace("def foo(", "def bar(")  # the call on line 9 is outside
+    assert out["stats"]["scope"] == "selection"
+    assert fake_backend.requests[0]["prediction"]["content"] == "def foo(radius):\n    return math.pi * radius**2\n"
+
+
+# A form feed and a line separator inside lines: str.splitlines() would count 5 lines, LSP counts 3.
+ODD_BREAKS = "foo = 1  # page\f break\nlabel = 'a\u2028b' + str(foo)\nfoo += 1\n"
+
+
+def test_lines_count_as_lsp_does_not_at_form_feeds(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    project["source"].write_text(ODD_BREAKS, encoding="utf-8", newline="")
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "3:3", "--json")
+    assert result.returncode == 0, result.stderr
+    assert fake_backend.requests[0]["prediction"]["content"] == "foo += 1\n"
+    assert json.loads(result.stdout)["new_text"] == ODD_BREAKS.replace("foo += 1", "bar += 1")
+    # Line 5 by str.splitlines() does not exist: refused, never the last line rewritten instead.
+    message = assert_clean_failure(refactor(project, "--instruction", "rename foo to bar", "--lines", "5:5"), 2)
+    assert "--lines 5:5 is outside the file's 3 lines" in message
+    assert len(fake_backend.requests) == 1
+
+
+def test_diff_keeps_form_feeds_inside_their_line(project: dict[str, Any]) -> None:
+    project["source"].write_text(ODD_BREAKS, encoding="utf-8", newline="")
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "2:2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "--- a/geometry.py\n"
+        "+++ b/geometry.py\n"
+        "@@ -1,3 +1,3 @@\n"
+        " foo = 1  # page\f break\n"
+        "-label = 'a\u2028b' + str(foo)\n"
+        "+label = 'a\u2028b' + str(bar)\n"
+        " foo += 1\n"
+    )
+
+
+def test_at_a_cursor_line_rewrites_the_enclosing_function(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename radius to r", "--at", "9", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    describe = 'def describe(radius):\n    return f"area {foo(radius)}"\n'
+    assert fake_backend.requests[0]["prediction"]["content"] == describe
+    assert out["new_text"] == SOURCE.replace(describe, describe.replace("radius", "r"))
+    assert out["stats"]["scope"] == "block"
+
+
+def test_lines_outside_the_file_is_a_usage_error(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename foo to bar", "--lines", "8:40")
+    message = assert_clean_failure(result, 2)
+    assert "--lines 8:40 is outside the file's 9 lines" in message
+    assert fake_backend.requests == []
+
+
+def test_json_output(project: dict[str, Any]) -> None:
+    result = refactor(project, "--instruction", "rename foo to bar", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["new_text"] == SOURCE.replace("foo", "bar")
+    stats = out["stats"]
+    for key in (
+        "backend",
+        "model",
+        "prediction",
+        "scope",
+        "latency_ms",
+        "ttft_ms",
+        "completion_tokens",
+        "accepted_prediction_tokens",
+        "rejected_prediction_tokens",
+        "acceptance_rate",
+        "tokens_per_s",
+    ):
+        assert key in stats, key
+    assert (stats["backend"], stats["model"], stats["scope"]) == ("fake", "fake-model", "file")
+    assert stats["prediction"] is True
+    assert stats["completion_tokens"] > 0
+    accepted, rejected = stats["accepted_prediction_tokens"], stats["rejected_prediction_tokens"]
+    assert stats["acceptance_rate"] == pytest.approx(accepted / (accepted + rejected))
+    assert stats["latency_ms"] >= stats["ttft_ms"] > 0
+    assert stats["tokens_per_s"] > 0
+    assert stats["applied"] is False
+
+
+def test_write_rewrites_the_file_and_keeps_its_mode(project: dict[str, Any]) -> None:
+    source: Path = project["source"]
+    source.chmod(0o640)
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert source.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert stat.S_IMODE(source.stat().st_mode) == 0o640
+    assert STATS_LINE.search(result.stderr)
+    assert [p.name for p in project["dir"].iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_write_keeps_crlf_line_endings(project: dict[str, Any]) -> None:
+    source: Path = project["source"]
+    source.write_bytes(SOURCE.replace("\n", "\r\n").encode())
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert source.read_bytes() == SOURCE.replace("foo", "bar").replace("\n", "\r\n").encode()
+
+
+def files_in(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_write_never_follows_a_planted_temporary_file(project: dict[str, Any], tmp_path_factory) -> None:
+    """A repository that ships the old fixed temporary name as a symlink cannot make us write elsewhere."""
+    victim = tmp_path_factory.mktemp("home") / ".bashrc"
+    victim.write_text("export PATH=/usr/bin\n", encoding="utf-8")
+    victim.chmod(0o644)
+    planted = project["dir"] / ".geometry.py.refactor-lsp.tmp"
+    planted.symlink_to(victim)
+    before = files_in(project["dir"])
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text(encoding="utf-8") == "export PATH=/usr/bin\n"
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o644
+    source: Path = project["source"]
+    assert not source.is_symlink() and source.is_file()
+    assert source.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert planted.is_symlink() and planted.resolve() == victim  # left alone
+    assert files_in(project["dir"]) == before  # no temporary file left behind
+
+
+def test_write_through_a_symlink_edits_the_file_it_points_to(project: dict[str, Any]) -> None:
+    real = project["dir"] / "src" / "real_geometry.py"
+    real.parent.mkdir()
+    real.write_text(SOURCE, encoding="utf-8")
+    real.chmod(0o640)
+    link: Path = project["source"]
+    link.unlink()
+    link.symlink_to(Path("src") / "real_geometry.py")
+    before, before_src = files_in(project["dir"]), files_in(real.parent)
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(Path("src") / "real_geometry.py")
+    assert real.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert (files_in(project["dir"]), files_in(real.parent)) == (before, before_src)
+
+
+def test_write_refuses_a_read_only_file(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    source: Path = project["source"]
+    source.chmod(0o444)
+    before = files_in(project["dir"])
+    message = assert_clean_failure(refactor(project, "--instruction", "rename foo to bar", "--write"))
+    expected = "geometry.py is read-only; nothing was written (make it writable, or drop --write)"
+    assert message == f"refactor-lsp: {expected}\n"
+    assert source.read_text(encoding="utf-8") == SOURCE
+    assert stat.S_IMODE(source.stat().st_mode) == 0o444
+    assert files_in(project["dir"]) == before
+    assert fake_backend.requests == []  # refused before the model ran
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary_file(
+    project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process, so the disk can fail: fsync reports an I/O error after the bytes went out."""
+    from lsp_server.cli import main
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.chdir(project["dir"])
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    before = files_in(project["dir"])
+    code = main(["refactor", "geometry.py", "-i", "rename foo to bar", "--write", "--config", str(project["config"])])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err == "refactor-lsp: cannot write geometry.py: Input/output error; the file is unchanged\n"
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+    assert files_in(project["dir"]) == before
+
+
+def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename foo to bar", "--no-prediction", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "prediction" not in fake_backend.requests[0]
+    out = json.loads(result.stdout)
+    assert out["new_text"] == SOURCE.replace("foo", "bar")
+    assert out["stats"]["prediction"] is False
+    assert out["stats"]["accepted_prediction_tokens"] is None
+    assert result.stderr.rstrip().endswith("no prediction")
+
+
+def test_unchanged_answer_says_so(project: dict[str, Any]) -> None:
+    result = refactor(project, "--instruction", "keep it as it is")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "no changes: the model's answer equals the region" in result.stderr
+
+
+def test_backend_option_picks_another_backend(tmp_path: Path, fake_backend: FakeBackend, make_fake) -> None:
+    other = make_fake(models=("other-model",))
+    config = write_config(tmp_path, fake=fake_backend, other=other)
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    args = ["refactor", "geometry.py", "-i", "rename foo to bar", "--backend", "other", "--json"]
+    result = run_cli(*args, config=config, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["stats"]["model"] == "other-model"
+    assert fake_backend.requests == [] and len(other.requests) == 1
+
+
+# -- check ---------------------------------------------------------------------------------------------
+
+
+def test_check_reports_ok(project: dict[str, Any]) -> None:
+    result = run_cli("check", config=project["config"], cwd=project["dir"])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "config: ok"
+    assert lines[1].startswith("backend: fake (openai) at http://127.0.0.1:")
+    assert "models: fake-model" in lines
+    assert any(re.fullmatch(r"completion: ok \(\d+ ms for 1 token\)", line) for line in lines)
+    assert lines[-1] == "prediction: accepted (the `prediction` field is sent)"
+    assert "FAIL" not in result.stdout
+
+
+def test_check_says_when_prediction_is_not_accepted(tmp_path: Path, make_fake) -> None:
+    fake = make_fake(reject_prediction=True)
+    result = run_cli("check", config=write_config(tmp_path, fake=fake), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "prediction: NOT accepted by this backend" in result.stdout
+    assert 'fix: set backends.fake.prediction = "never"' in result.stdout
+
+
+def test_check_on_a_vllm_backend_explains_prompt_drafting(tmp_path: Path, make_fake) -> None:
+    fake = make_fake("vllm")
+    result = run_cli("check", config=write_config(tmp_path, local=fake), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "speculative decoding" in result.stdout.splitlines()[-1]
+    assert "prediction" not in fake.requests[0]
+
+
+def test_check_fails_on_an_unknown_model_and_says_what_to_fix(tmp_path: Path, make_fake) -> None:
+    fake = make_fake(models=("coder-7b", "coder-1b"))
+    config = write_config(tmp_path, fake=backend_table(fake, model="coder-70b"))
+    result = run_cli("check", config=config, cwd=tmp_path)
+    assert result.returncode == 1
+    assert "FAIL: the server has no model 'coder-70b'; it offers: coder-7b, coder-1b" in result.stdout
+    assert "fix: set backends.fake.model to one of those" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_check_fails_when_the_backend_is_unreachable(tmp_path: Path) -> None:
+    url = closed_port_url()
+    config = write_config(tmp_path, down={"type": "openai", "base_url": url, "model": "m"})
+    result = run_cli("check", config=config, cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"FAIL: cannot reach the backend 'down' at {url}: connection refused" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_check_with_an_unset_key_variable_names_it(tmp_path: Path, fake_backend: FakeBackend) -> None:
+    config = write_config(tmp_path, name="keyed.toml", fake=backend_table(fake_backend, api_key_env="FAKE_API_KEY"))
+    result = run_cli("check", config=config, cwd=tmp_path)
+    message = assert_clean_failure(result, 2)
+    assert "FAKE_API_KEY" in message and "not set" in message
+
+
+# -- errors: one line, a non-zero exit, no traceback ---------------------------------------------------
+
+
+def test_unreachable_backend_names_the_url(tmp_path: Path) -> None:
+    url = closed_port_url()
+    config = write_config(tmp_path, down={"type": "openai", "base_url": url, "model": "m"})
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    result = run_cli("refactor", "geometry.py", "-i", "rename foo to bar", config=config, cwd=tmp_path)
+    message = assert_clean_failure(result)
+    assert f"cannot reach the backend 'down' at {url}: connection refused" in message
+
+
+def test_unauthorized_names_the_variable_never_the_key(tmp_path: Path, fake_backend: FakeBackend) -> None:
+    config = write_config(tmp_path, fake=backend_table(fake_backend, api_key_env="FAKE_API_KEY"))
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    fake_backend.enqueue(Reply(status=401, error=f"Incorrect API key provided: {SECRET}"))
+    result = run_cli(
+        "refactor", "geometry.py", "-i", "rename foo to bar", config=config, cwd=tmp_path, env={"FAKE_API_KEY": SECRET}
+    )
+    message = assert_clean_failure(result)
+    assert "401 unauthorized" in message
+    assert "FAKE_API_KEY" in message
+    assert SECRET not in message
+    assert fake_backend.headers_seen[0]["authorization"] == f"Bearer {SECRET}"
+
+
+def test_unknown_model_lists_the_models(tmp_path: Path, make_fake) -> None:
+    fake = make_fake(models=("coder-7b", "coder-1b"))
+    config = write_config(tmp_path, fake=backend_table(fake, model="coder-70b"))
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    result = run_cli("refactor", "geometry.py", "-i", "rename foo to bar", config=config, cwd=tmp_path)
+    message = assert_clean_failure(result)
+    assert "has no model 'coder-70b' (it offers: coder-7b, coder-1b)" in message
+
+
+def test_invalid_toml_names_the_file(project: dict[str, Any]) -> None:
+    config: Path = project["config"]
+    config.write_text('default_backend = "fake"\n[backends.fake\n', encoding="utf-8")
+    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar"), 2)
+    assert str(config) in message
+    assert "not valid TOML" in message
+    assert message.count("\n") == 1
+
+
+def test_missing_config_file_names_it(project: dict[str, Any], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.toml"
+    result = run_cli("refactor", "geometry.py", "-i", "x", config=missing, cwd=project["dir"])
+    message = assert_clean_failure(result, 2)
+    assert str(missing) in message
+
+
+def test_unknown_backend_name(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar", "--backend", "nope"))
+    assert "unknown backend 'nope'" in message
+    assert "fake" in message  # the configured ones are listed
+    assert fake_backend.requests == []
+
+
+def test_non_utf8_file(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    project["source"].write_bytes(b"x = 'caf\xe9'\n")
+    message = assert_clean_failure(refactor(project, "-i", "rename x to y"), 2)
+    assert "geometry.py is not UTF-8 text" in message
+    assert message.count("\n") == 1
+    assert fake_backend.requests == []
+
+
+def test_missing_source_file(project: dict[str, Any]) -> None:
+    result = run_cli("refactor", "nope.py", "-i", "x", config=project["config"], cwd=project["dir"])
+    message = assert_clean_failure(result, 2)
+    assert "cannot read nope.py" in message
+
+
+def test_unusable_answer_is_not_written(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    fake_backend.enqueue(Reply(text="Sure! I renamed foo to bar in both places."))
+    result = refactor(project, "-i", "rename foo to bar", "--write")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "explanation instead of code" in result.stderr
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_stream_that_breaks_is_reported(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    fake_backend.enqueue(Reply(drop_after_chars=5))
+    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar"))
+    assert "broke mid-answer" in message
+
+
+def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8000)) == 0:
+            pytest.skip("something listens on 127.0.0.1:8000 (the local vLLM pair?)")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("REFACTOR_LSP_CONFIG", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "check"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 1
+    assert "http://127.0.0.1:8000/v1: connection refused" in done.stdout
+    assert "make vllm-up" in done.stdout
+
+
+def test_logging_flags_work_before_and_after_the_subcommand(project: dict[str, Any], fake_backend: FakeBackend):
+    source, cwd, config = project["source"], project["dir"], project["config"]
+    log = cwd / "refactor.log"
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    # Before the subcommand: not overwritten by the subcommand's defaults.
+    done = run_cli(
+        "-v", "--log-file", str(log), "refactor", str(source), "-i", "rename foo to area", config=config, cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr
+    assert "retry" in log.read_text(encoding="utf-8") and "retry" in done.stderr  # -v: info on stderr too
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    # After the subcommand: accepted.
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    done = run_cli("refactor", str(source), "-i", "rename foo to area", "-v", config=config, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert "retry" in done.stderr
+    # Without -v: no info lines, only the outcome.
+    fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
+    done = run_cli("refactor", str(source), "-i", "rename foo to area", config=config, cwd=cwd)
+    assert done.returncode == 0 and "INFO" not in done.stderr

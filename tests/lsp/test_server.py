@@ -1,0 +1,323 @@
+"""The language server end to end: real LSP over stdio (pytest-lsp), the loopback test backend."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.lsp_harness import Editor, capabilities, server_setup, until
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+
+WORKSPACE = STATE_DIR / "workspace"
+
+PY_SOURCE = """import os
+
+
+def load(path):
+    data = open(path).read()
+    return parse(data)
+
+
+def parse(text):
+    return text.split()
+
+
+class Store:
+    def get(self, key):
+        return self.items[key]
+"""
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.002) as fake:
+        yield fake
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
+async def client(lsp_client: LanguageClient, backend: FakeBackend):
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
+    ed: Editor = client.editor  # type: ignore[attr-defined]
+    ed.clear()
+    backend.reset()
+    return ed
+
+
+def _titles(actions: list[types.CodeAction]) -> list[str]:
+    return [a.title for a in actions]
+
+
+async def test_happy_path_rename_in_function(editor: Editor, backend: FakeBackend, client: LanguageClient):
+    uri = editor.open(WORKSPACE / "happy.py", PY_SOURCE)
+    await editor.code_actions(uri, editor.cursor_at(uri, "data = open"))
+    result = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
+    )
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == PY_SOURCE.replace("data", "content")
+    # Only the enclosing function was sent as the prediction.
+    sent = backend.requests[-1]
+    assert sent["prediction"]["content"] == "def load(path):\n    data = open(path).read()\n    return parse(data)\n"
+    assert sent["temperature"] == 0.0
+    # One summary message, and the stats notification with the honest figures.
+    summaries = [m for m in editor.messages() if "refactor " in m and "tok" in m]
+    assert len(summaries) == 1
+    stats = editor.stats[-1]
+    assert stats["uri"] == uri and stats["applied"] is True and stats["scope"] == "block"
+    assert stats["accepted_prediction_tokens"] > 0
+    for key in (
+        "backend",
+        "model",
+        "prediction",
+        "latency_ms",
+        "ttft_ms",
+        "completion_tokens",
+        "rejected_prediction_tokens",
+        "acceptance_rate",
+        "tokens_per_s",
+    ):
+        assert key in stats
+    # Progress began, reported a percentage, and ended.
+    reports = [r for token, rs in client.progress_reports.items() for r in rs]
+    assert any(isinstance(r, types.WorkDoneProgressBegin) and "Refactor with prediction" in r.title for r in reports)
+    assert any(isinstance(r, types.WorkDoneProgressEnd) for r in reports)
+
+
+async def test_code_actions_listed_without_calling_a_model(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "list.py", PY_SOURCE)
+    actions = await editor.code_actions(uri, editor.cursor_at(uri, "return text"))
+    titles = _titles(actions)
+    assert titles[:3] == [
+        "Refactor with prediction: Add type annotations",
+        "Refactor with prediction: Add docstrings",
+        "Refactor with prediction: Simplify",
+    ]
+    assert all(a.kind == "refactor.rewrite.prediction" for a in actions)
+    # VS Code resolves code actions: the command is attached only on resolve, keyed on data, not title.
+    assert all(a.command is None and a.data["actionId"] for a in actions)
+    assert backend.requests == []
+    # context.only is honoured: a parent kind matches, another kind does not.
+    assert await editor.code_actions(uri, editor.cursor_at(uri, "return text"), only=["refactor"])
+    assert await editor.code_actions(uri, editor.cursor_at(uri, "return text"), only=["quickfix"]) == []
+
+
+@pytest.mark.parametrize(
+    ("action_id", "answer"),
+    [
+        ("type-hints", "def parse(text: str) -> list[str]:\n    return text.split()\n"),
+        ("docstrings", 'def parse(text):\n    """Split text into words."""\n    return text.split()\n'),
+        ("simplify", "def parse(text):\n    return str.split(text)\n"),
+    ],
+)
+async def test_each_builtin_action(editor: Editor, backend: FakeBackend, action_id: str, answer: str):
+    uri = editor.open(WORKSPACE / f"builtin_{action_id}.py", PY_SOURCE)
+    actions = await editor.code_actions(uri, editor.cursor_at(uri, "return text"))
+    action = next(a for a in actions if a.data["actionId"] == action_id)
+    backend.enqueue(Reply(text=answer))
+    result = await editor.run_action(action)
+    assert result["status"] == "applied"
+    old_function = "def parse(text):\n    return text.split()\n"
+    assert editor.buffers[uri] == PY_SOURCE.replace(old_function, answer)
+    from lsp_server.config import BUILTIN_ACTIONS
+
+    instruction = next(p.instruction for p in BUILTIN_ACTIONS if p.id == action_id)
+    assert f"Instruction: {instruction}" in backend.requests[-1]["messages"][1]["content"]
+
+
+async def test_instruction_comment_action(editor: Editor, backend: FakeBackend):
+    source = PY_SOURCE.replace(
+        "    data = open(path).read()\n", "    # refactor-lsp: rename data to payload\n    data = open(path).read()\n"
+    )
+    uri = editor.open(WORKSPACE / "comment.py", source)
+    actions = await editor.code_actions(uri, editor.cursor_at(uri, "return parse"))
+    assert _titles(actions)[0] == "Refactor with prediction: rename data to payload"
+    result = await editor.run_action(actions[0])
+    assert result["status"] == "applied"
+    # The comment line is gone and the instruction was carried out.
+    assert editor.buffers[uri] == PY_SOURCE.replace("data", "payload")
+    assert "refactor-lsp:" not in backend.requests[-1]["prediction"]["content"]
+
+
+async def test_fix_diagnostics_action(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "diag.py", PY_SOURCE)
+    diagnostic = types.Diagnostic(
+        range=editor.range_of(uri, "self.items"), message="Instance of 'Store' has no 'items' member", source="pylint"
+    )
+    actions = await editor.code_actions(uri, editor.cursor_at(uri, "self.items"), diagnostics=[diagnostic])
+    fix = next(a for a in actions if a.title == "Refactor with prediction: fix diagnostics")
+    fixed = "    def get(self, key):\n        return self.__dict__.get('items', {})[key]\n"
+    backend.enqueue(Reply(text=fixed))
+    result = await editor.run_action(fix)
+    assert result["status"] == "applied"
+    prompt = backend.requests[-1]["messages"][1]["content"]
+    assert "Instance of 'Store' has no 'items' member" in prompt
+    assert editor.buffers[uri].endswith(fixed)
+
+
+async def test_stale_buffer_is_refused(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "stale.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=1.0))
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
+    typed = PY_SOURCE.replace("read()", "read().strip()")  # the user edits inside the rewritten function
+    editor.change(uri, typed)
+    result = await task
+    assert result["status"] == "stale"
+    assert editor.buffers[uri] == typed
+    assert any("the buffer changed while the refactor ran; nothing was applied" in m for m in editor.messages())
+
+
+async def test_cancel_from_progress_notification(editor: Editor, backend: FakeBackend, client: LanguageClient):
+    uri = editor.open(WORKSPACE / "cancel_progress.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
+    known = set(client.progress_reports)
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: set(client.progress_reports) - known and backend.requests)
+    (token,) = set(client.progress_reports) - known
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(task, 5)
+    assert result["status"] == "cancelled"
+    assert editor.buffers[uri] == PY_SOURCE
+    assert editor.edits_received == []
+    assert any("cancelled" in m for m in editor.messages())
+    # The HTTP stream was closed at once, not left to run.
+    for _ in range(100):
+        if backend.disconnects:
+            break
+        await asyncio.sleep(0.01)
+    assert backend.disconnects >= 1
+    assert isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+
+
+async def test_cancel_command(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "cancel_command.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await until(lambda: backend.requests)
+    assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1}
+    result = await asyncio.wait_for(task, 5)
+    assert result["status"] == "cancelled"
+    assert editor.buffers[uri] == PY_SOURCE
+
+
+async def test_second_refactor_on_same_document_is_refused(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "busy.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=0.5))
+    args = {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"}
+    first = asyncio.create_task(editor.execute("refactorLsp.refactor", args))
+    await until(lambda: backend.requests)
+    second = await editor.execute("refactorLsp.refactor", args)
+    assert second["status"] == "busy"
+    assert any("already running on this file" in m for m in editor.messages())
+    assert (await first)["status"] == "applied"
+    assert editor.buffers[uri] == PY_SOURCE.replace("data", "content")
+
+
+async def test_two_documents_at_once(editor: Editor, backend: FakeBackend):
+    a = editor.open(WORKSPACE / "two_a.py", PY_SOURCE)
+    b = editor.open(WORKSPACE / "two_b.py", PY_SOURCE.replace("text", "words"))
+    results = await asyncio.gather(
+        editor.execute(
+            "refactorLsp.refactor",
+            {"uri": a, "range": editor.cursor_at(a, "data = open"), "instruction": "rename path to p"},
+        ),
+        editor.execute(
+            "refactorLsp.refactor",
+            {"uri": b, "range": editor.cursor_at(b, "return words"), "instruction": "rename words to w"},
+        ),
+    )
+    assert [r["status"] for r in results] == ["applied", "applied"]
+    assert editor.buffers[a] == PY_SOURCE.replace("load(path)", "load(p)").replace("open(path)", "open(p)")
+    assert editor.buffers[b] == PY_SOURCE.replace("text", "words").replace(
+        "def parse(words):\n    return words.split()", "def parse(w):\n    return w.split()"
+    )
+
+
+async def test_preview_sends_annotated_edit(editor: Editor, backend: FakeBackend, client: LanguageClient):
+    client.set_configuration({"refactor": {"preview": True}}, section="refactorLsp")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    try:
+        uri = editor.open(WORKSPACE / "preview.py", PY_SOURCE)
+        result = await editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
+        )
+        assert result["status"] == "applied"
+        edit = editor.edits_received[-1].edit
+        assert edit.change_annotations is not None
+        (annotation,) = edit.change_annotations.values()
+        assert annotation.needs_confirmation is True
+        assert all(isinstance(e, types.AnnotatedTextEdit) for e in edit.document_changes[0].edits)
+    finally:
+        client.set_configuration({}, section="refactorLsp")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+
+
+async def test_rejected_edit_is_reported_calmly(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "rejected.py", PY_SOURCE)
+    editor.reject_next_edit = "the user said no"
+    result = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
+    )
+    assert result["status"] == "rejected"
+    assert editor.buffers[uri] == PY_SOURCE
+    assert any("did not apply the edit (the user said no)" in m for m in editor.messages())
+    assert editor.stats[-1]["applied"] is False
+
+
+async def test_show_stats_compares_with_and_without_prediction(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "stats.py", PY_SOURCE)
+    for prediction in (True, False):
+        editor.change(uri, PY_SOURCE)
+        await editor.execute(
+            "refactorLsp.refactor",
+            {
+                "uri": uri,
+                "range": editor.cursor_at(uri, "data = open"),
+                "instruction": "rename data to content",
+                "prediction": prediction,
+            },
+        )
+    assert "prediction" not in backend.requests[-1]
+    summary = await editor.execute("refactorLsp.showStats")
+    fake = next(b for b in summary["backends"] if b["backend"] == "fake")
+    assert {m["prediction"] for m in fake["modes"]} == {True, False}
+    assert fake["speedup"] is not None
+    assert any("with prediction" in m and "without" in m for m in editor.messages())
+
+
+async def test_cancel_sent_right_after_the_request(editor: Editor, backend: FakeBackend):
+    uri = editor.open(WORKSPACE / "cancel_at_once.py", PY_SOURCE)
+    backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
+    task = editor.start_refactor(uri, "data = open", "rename data to content")
+    await asyncio.sleep(0)  # the request is on its way; do not wait for the server to act on it
+    cancelled = await editor.execute("refactorLsp.cancel", {"uri": uri})
+    assert cancelled == {"cancelled": 1}
+    result = await asyncio.wait_for(task, 5)
+    assert result["status"] == "cancelled"
+    assert editor.buffers[uri] == PY_SOURCE

@@ -1,0 +1,183 @@
+"""Settings as the server sees them: each layer overrides the one below; bad settings are named."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+
+WORKSPACE = STATE_DIR / "config-workspace"
+USER_FILE = STATE_DIR / "config" / "refactor-lsp" / "config.toml"
+SOURCE = "def greet(name):\n    return 'hello ' + name\n"
+MODELS = ("m-user", "m-init", "m-editor", "m-workspace")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.001, models=MODELS) as fake:
+        USER_FILE.parent.mkdir(parents=True, exist_ok=True)
+        USER_FILE.write_text(
+            f"""
+default_backend = "fake"
+[backends.fake]
+type = "openai"
+base_url = "{fake.url}"
+model = "m-user"
+[refactor]
+temperature = 0.1
+max_tokens = 111
+context_chars = 5000
+[[actions]]
+id = "user-preset"
+title = "Make it shout"
+instruction = "rename name to NAME"
+""",
+            encoding="utf-8",
+        )
+        yield fake
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
+async def client(lsp_client: LanguageClient, backend: FakeBackend):
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "refactorLsp": {
+                    "backends": {"fake": {"model": "m-init"}},
+                    "refactor": {"temperature": 0.2, "maxTokens": 222},
+                }
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
+    ed: Editor = client.editor  # type: ignore[attr-defined]
+    ed.clear()
+    backend.reset()
+    return ed
+
+
+def settings_changed(client: LanguageClient, settings: dict | None) -> None:
+    client.set_configuration(settings or {}, section="refactorLsp")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+
+
+async def refactor(editor: Editor, name: str) -> dict:
+    uri = editor.open(WORKSPACE / name, SOURCE)
+    return await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"},
+    )
+
+
+async def test_each_layer_overrides_the_one_below(editor: Editor, backend: FakeBackend, client: LanguageClient):
+    workspace_file = WORKSPACE / ".refactor-lsp.toml"
+    settings_changed(client, {"backends": {"fake": {"model": "m-editor"}}, "refactor": {"max_tokens": 333}})
+    workspace_file.write_text('[backends.fake]\nmodel = "m-workspace"\n', encoding="utf-8")
+    try:
+        assert (await refactor(editor, "layers.py"))["status"] == "applied"
+        sent = backend.requests[-1]
+        assert sent["model"] == "m-workspace"  # workspace file > editor settings
+        assert sent["max_tokens"] == 333  # editor settings > initializationOptions
+        assert sent["temperature"] == 0.2  # initializationOptions > user file
+        workspace_file.unlink()
+        assert (await refactor(editor, "layers2.py"))["status"] == "applied"
+        assert backend.requests[-1]["model"] == "m-editor"
+        settings_changed(client, None)
+        assert (await refactor(editor, "layers3.py"))["status"] == "applied"
+        assert backend.requests[-1]["model"] == "m-init"
+        assert backend.requests[-1]["max_tokens"] == 222
+    finally:
+        workspace_file.unlink(missing_ok=True)
+        settings_changed(client, None)
+
+
+async def test_user_file_presets_are_offered(editor: Editor):
+    uri = editor.open(WORKSPACE / "presets.py", SOURCE)
+    actions = await editor.code_actions(uri, editor.cursor_at(uri, "return"))
+    shout = next(a for a in actions if a.title == "Refactor with prediction: Make it shout")
+    assert (await editor.run_action(shout))["status"] == "applied"
+    assert editor.buffers[uri] == SOURCE.replace("name", "NAME")
+
+
+async def test_bad_setting_is_named_once_and_the_rest_applies(
+    editor: Editor, backend: FakeBackend, client: LanguageClient
+):
+    settings_changed(client, {"refactor": {"temperature": "hot", "maxTokens": 444}})
+    try:
+        assert (await refactor(editor, "bad.py"))["status"] == "applied"
+        problems = [m for m in editor.messages() if "refactor.temperature" in m]
+        assert problems == [
+            "refactor-lsp: editor settings: `refactor.temperature` must be a non-negative number, not 'hot' "
+            "— the rest of the settings still apply"
+        ]
+        assert backend.requests[-1]["max_tokens"] == 444  # the good key in the same layer still applies
+        assert backend.requests[-1]["temperature"] == 0.2
+        editor.clear()
+        assert (await refactor(editor, "bad2.py"))["status"] == "applied"
+        assert not [m for m in editor.messages() if "refactor.temperature" in m]  # said once, not on every request
+    finally:
+        settings_changed(client, None)
+
+
+async def test_untrusted_workspace_file_cannot_redirect_code(editor: Editor, backend: FakeBackend):
+    workspace_file = WORKSPACE / ".refactor-lsp.toml"
+    workspace_file.write_text(
+        '[backends.fake]\nbase_url = "https://attacker.example/v1"\napi_key_env = "OPENAI_API_KEY"\n'
+        '[backends.evil]\ntype = "openai"\nbase_url = "https://attacker.example/v1"\nmodel = "x"\n'
+        "[refactor]\nmax_tokens = 555\n",
+        encoding="utf-8",
+    )
+    try:
+        assert (await refactor(editor, "untrusted.py"))["status"] == "applied"
+        assert backend.requests[-1]["max_tokens"] == 555  # allowed keys still apply
+        (warning,) = [m for m in editor.messages() if "ignored" in m]
+        assert "backends.fake.base_url" in warning and "backends.fake.api_key_env" in warning
+        assert "backends.evil" in warning
+        assert "trusted_workspaces" in warning and str(USER_FILE) in warning
+    finally:
+        workspace_file.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ("# café\n[refactor]\nmax_tokens = 5\n".encode("latin-1"), "not UTF-8"),
+        (b"[refactor]\ntimeout_s = nan\ntemperature = nan\n", "refactor.timeout_s"),
+        (b"[refactor\nmax_tokens = 5\n", "not valid TOML"),
+    ],
+    ids=["latin-1", "nan", "not-toml"],
+)
+async def test_a_broken_workspace_file_is_named_and_never_disables_the_folder(
+    editor: Editor, backend: FakeBackend, content: bytes, named: str
+):
+    workspace_file = WORKSPACE / ".refactor-lsp.toml"
+    workspace_file.write_bytes(content)
+    try:
+        uri = editor.open(WORKSPACE / f"broken_{named.split()[-1].replace('.', '_')}.py", SOURCE)
+        assert await editor.code_actions(uri, editor.cursor_at(uri, "return"))  # still offered
+        result = await editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"},
+        )
+        assert result["status"] == "applied", result
+        assert editor.buffers[uri] == SOURCE.replace("name", "who")
+        assert backend.requests[-1]["temperature"] == 0.2  # the other layers still apply
+        problems = [m for m in editor.messages() if str(workspace_file) in m]
+        assert any(named in p for p in problems)  # one message per bad key, naming the file
+    finally:
+        workspace_file.unlink(missing_ok=True)

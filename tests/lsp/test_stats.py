@@ -1,0 +1,215 @@
+"""Stats: the derived rates, the line people read, and the history file."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from lsp_server import stats as stats_module
+from lsp_server.stats import (
+    RefactorStats,
+    append_history,
+    history_path,
+    read_history,
+    summarize_history,
+)
+from lsp_server.testing.fake_backend import FakeBackend
+from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
+
+
+def measured(**kwargs) -> RefactorStats:
+    base = {
+        "backend": "local",
+        "model": "qwen-coder",
+        "prediction": True,
+        "prediction_via": "prompt",
+        "scope": "block",
+        "latency_ms": 2100.0,
+        "ttft_ms": 100.0,
+        "completion_tokens": 412,
+        "accepted_prediction_tokens": 147,
+        "rejected_prediction_tokens": 20,
+    }
+    base.update(kwargs)
+    return RefactorStats(**base).finish()
+
+
+def test_acceptance_rate_is_accepted_over_drafted() -> None:
+    assert measured().acceptance_rate == pytest.approx(147 / 167)
+    assert measured(accepted_prediction_tokens=300, rejected_prediction_tokens=100).acceptance_rate == 0.75
+
+
+def test_no_acceptance_figures_means_no_rate() -> None:
+    assert measured(accepted_prediction_tokens=None, rejected_prediction_tokens=None).acceptance_rate is None
+    assert measured(accepted_prediction_tokens=0, rejected_prediction_tokens=0).acceptance_rate is None
+
+
+def test_tokens_per_second_leaves_out_rejected_tokens_and_time_to_first_token() -> None:
+    # OpenAI: rejected prediction tokens are billed in completion_tokens, but they are not output.
+    # (412 - 20) tokens over (2100 - 100) ms
+    assert measured(acceptance_source="usage").tokens_per_s == pytest.approx(196.0)
+    assert measured(acceptance_source="usage", rejected_prediction_tokens=212).tokens_per_s == pytest.approx(100.0)
+
+
+def test_tokens_per_second_for_local_speculation_counts_every_output_token() -> None:
+    # vLLM and llama.cpp count only output tokens; their rejected drafts were never in the count.
+    assert measured(acceptance_source="vllm-spec-decode-metrics").tokens_per_s == pytest.approx(412 / 2.0)
+    assert measured(acceptance_source="llamacpp-timings").tokens_per_s == pytest.approx(412 / 2.0)
+
+
+def test_tokens_per_second_without_a_first_token_time_uses_the_whole_latency() -> None:
+    assert measured(ttft_ms=None, rejected_prediction_tokens=None).tokens_per_s == pytest.approx(412 / 2.1)
+    # One token: there is no generation phase to speak of.
+    assert measured(completion_tokens=1, rejected_prediction_tokens=None).tokens_per_s == pytest.approx(1 / 2.1)
+
+
+def test_no_token_count_means_no_rate() -> None:
+    assert measured(completion_tokens=None).tokens_per_s is None
+
+
+def test_summary_line_with_prediction_accepted() -> None:
+    assert measured().summary() == (
+        "refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (147 accepted, 20 rejected)"
+    )
+
+
+def test_summary_line_variants() -> None:
+    without = measured(prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None)
+    assert without.summary() == "refactor 2.1 s · 412 tok · 206 tok/s · no prediction"
+    assert (
+        measured(accepted_prediction_tokens=None, rejected_prediction_tokens=None)
+        .summary()
+        .endswith("prediction sent (acceptance not reported by the backend)")
+    )
+    assert measured(completion_tokens=None).summary().startswith("refactor 2.1 s · prediction 88% accepted")
+    fallback = measured(backend="local", served_by="cloud")
+    assert fallback.summary().endswith(" · served by cloud")
+    assert " · served by" not in measured(served_by="local").summary()
+
+
+def test_to_dict_round_trips_and_ignores_unknown_fields() -> None:
+    record = measured(notes=["retried after HTTP 429 (waited 1.0 s)"], uri="file:///x.py")
+    data = json.loads(json.dumps(record.to_dict()))
+    assert RefactorStats.from_dict({**data, "from_a_newer_version": 1}) == record
+
+
+# -- history -----------------------------------------------------------------------------------------
+
+
+def test_history_lives_under_xdg_state_home_and_only_the_user_can_read_it(isolated_env: dict[str, Path]) -> None:
+    path = history_path()
+    assert path == isolated_env["XDG_STATE_HOME"] / "refactor-lsp" / "history.jsonl"
+    assert not path.exists()
+
+    append_history(measured())
+    append_history(measured(backend="cloud", prediction=False))
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) & 0o077 == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["backend"] for line in lines] == ["local", "cloud"]
+    assert [r.backend for r in read_history()] == ["local", "cloud"]
+    assert read_history()[0] == measured()
+
+
+def test_history_skips_damaged_lines(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    append_history(measured(), path)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"backend": "half a line\n')
+        fh.write("[1, 2]\n")
+    append_history(measured(backend="cloud"), path)
+    assert [r.backend for r in read_history(path)] == ["local", "cloud"]
+
+
+def test_history_without_a_file_is_empty(tmp_path: Path) -> None:
+    assert read_history(tmp_path / "missing.jsonl") == []
+
+
+def test_history_is_trimmed_to_the_latest_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stats_module, "HISTORY_LIMIT", 5)  # trimmed beyond 5 × 2000 bytes, to 5 lines
+    path = tmp_path / "history.jsonl"
+    for i in range(40):
+        append_history(measured(latency_ms=float(i)), path)
+    latencies = [r.latency_ms for r in read_history(path)]
+    assert len(latencies) < 40
+    assert latencies == [float(i) for i in range(40 - len(latencies), 40)]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# -- what history says ---------------------------------------------------------------------------------
+
+
+def test_summarize_history_medians_and_speedup() -> None:
+    records = [
+        measured(latency_ms=1000, accepted_prediction_tokens=90, rejected_prediction_tokens=10),
+        measured(latency_ms=3000, accepted_prediction_tokens=50, rejected_prediction_tokens=50),
+        measured(latency_ms=2000, accepted_prediction_tokens=80, rejected_prediction_tokens=20),
+        measured(latency_ms=4000, prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None),
+        measured(latency_ms=6000, prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None),
+        measured(backend="cloud", latency_ms=500),
+    ]
+    cloud, local = summarize_history(records)
+    assert (cloud.backend, local.backend) == ("cloud", "local")
+
+    with_prediction, without = local.modes
+    assert (with_prediction.prediction, with_prediction.count, with_prediction.latency_ms) == (True, 3, 2000.0)
+    assert with_prediction.acceptance_rate == pytest.approx(0.8)
+    assert (without.prediction, without.count, without.latency_ms) == (False, 2, 5000.0)
+    assert without.acceptance_rate is None
+    assert local.speedup == pytest.approx(2.5)
+    line = local.line()
+    assert line.startswith("local: with prediction: 3 refactors, median 2.00 s, ")
+    assert "80% accepted; without: 2 refactors, median 5.00 s" in line
+    assert line.endswith(" · speedup 2.50×")
+
+    # Only one mode: nothing to compare.
+    assert cloud.speedup is None
+    assert "speedup" not in cloud.line()
+
+
+def test_summarize_empty_history() -> None:
+    assert summarize_history([]) == []
+
+
+# -- test isolation: every test module's servers keep their own history ---------------------------------
+
+
+async def _stats_after(setup: ServerSetup, backend: FakeBackend, refactor_first: bool) -> tuple[dict, list[str]]:
+    """Start a server as a test module does, optionally refactor once, then ask for `showStats`."""
+    client = await setup.config.start()
+    editor = Editor(client)
+    workspace = setup.state_dir / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    try:
+        if refactor_first:
+            uri = editor.open(workspace / "m.py", "def f(a):\n    return a\n")
+            args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename a to b"}
+            assert (await editor.execute("refactorLsp.refactor", args))["status"] == "applied"
+        summary = await editor.execute("refactorLsp.showStats")
+        return summary, editor.messages()
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: FakeBackend) -> None:
+    first_module, second_module = server_setup(), server_setup()
+    summary, _ = await _stats_after(first_module, fake_backend, refactor_first=True)
+    assert summary["count"] == 1
+    summary, messages = await _stats_after(second_module, fake_backend, refactor_first=False)
+    assert summary == {"count": 0, "backends": []}
+    assert messages[-1] == "refactor-lsp: no refactors recorded yet"

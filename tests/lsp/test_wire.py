@@ -1,0 +1,106 @@
+"""The wire contract over real LSP: typed arguments, a status enum in every reply, the live figures
+as fields of `refactorLsp/progress`, and the summary texts ready-made in `refactorLsp/stats`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.wire import PROGRESS_NOTIFICATION, RefactorStatus
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+WORKSPACE = STATE_DIR / "wire-workspace"
+# Long enough that the stream lasts several progress intervals (0.25 s) at 5 ms a pass.
+SOURCE = (
+    "def load(path):\n" + "".join(f"    data_{i} = open(path).read() + data\n" for i in range(60)) + "    return data\n"
+)
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.005, draft_len=2) as fake:
+        yield fake
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
+async def client(lsp_client: LanguageClient, backend: FakeBackend):
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
+    lsp_client.progress_payloads = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(PROGRESS_NOTIFICATION)
+    def on_progress(params: Any) -> None:
+        lsp_client.progress_payloads.append(params if isinstance(params, dict) else params._asdict())  # type: ignore[attr-defined]
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_progress_and_stats_carry_their_figures_as_fields(client: LanguageClient, backend: FakeBackend):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    uri = editor.open(WORKSPACE / "wire.py", SOURCE)
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename data to content"},
+    )
+    assert reply["status"] == RefactorStatus.APPLIED.value
+    payloads = client.progress_payloads  # type: ignore[attr-defined]
+    assert payloads, "no refactorLsp/progress notification"
+    last = payloads[-1]
+    assert last["uri"] == uri and last["token"].startswith("refactor-lsp/")
+    assert last["predicted_chars"] == len(SOURCE) and 0 < last["generated_chars"] <= len(SOURCE) + 200
+    assert isinstance(last["tokens_per_s"], float) and last["tokens_per_s"] > 0
+    assert 0 <= last["percentage"] <= 99 and last["elapsed_s"] > 0
+    # The `$/progress` report says the same in words.
+    reports = [r for r in client.progress_reports[last["token"]] if isinstance(r, types.WorkDoneProgressReport)]
+    assert any(r.message == last["message"] for r in reports)
+    # The stats notification and the reply carry the texts plugins show, made by the server.
+    (stats,) = editor.stats
+    assert stats["summary"].startswith("refactor ") and "tok/s" in stats["summary"]
+    assert stats["status_text"].endswith("accepted") and "tok/s" in stats["status_text"]
+    assert reply["stats"]["summary"] == stats["summary"]
+    (message,) = editor.messages()
+    assert message.startswith("refactor-lsp: " + stats["summary"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ([], "Expected 1 arguments"),
+        ([{"range": None}], "takes one object"),
+        ([{"uri": "file:///x.py", "range": {"start": {"line": 0}}}], "must be an LSP range"),
+    ],
+)
+async def test_bad_arguments_are_an_invalid_params_error(client: LanguageClient, arguments: list, problem: str):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    with pytest.raises(Exception) as info:
+        await editor.execute("refactorLsp.refactor", *arguments)
+    assert problem in str(info.value)
+
+
+async def test_snake_case_arguments_are_accepted(client: LanguageClient, backend: FakeBackend):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor.clear()
+    uri = editor.open(WORKSPACE / "snake.py", "def f(x):\n    return x\n")
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "return"), "action_id": "docstrings", "wait": True},
+    )
+    assert reply["status"] in (RefactorStatus.APPLIED.value, RefactorStatus.UNCHANGED.value)
+    assert "docstring" in backend.requests[-1]["messages"][1]["content"]
