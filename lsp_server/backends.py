@@ -67,7 +67,8 @@ class Completion:
     notes: list[str] = field(default_factory=list)
 
 
-DeltaCallback = Callable[[str, int], None]  # (text so far appended, chunks seen)
+# (the text just streamed, the output tokens so far when the server counts them per chunk, else None)
+DeltaCallback = Callable[[str, int | None], None]
 
 
 def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool) -> str:
@@ -167,6 +168,7 @@ class StreamRequest:
     prediction: str | None  # sent as the `prediction` field when not None
     max_tokens: int
     temperature: float
+    live_usage: bool = False  # ask for the token count on every chunk (vLLM's continuous_usage_stats)
 
 
 async def _stream_once(
@@ -185,6 +187,9 @@ async def _stream_once(
     started = time.perf_counter()
     result = Completion(prediction_sent=request.prediction is not None)
     parts: list[str] = []
+    stream_options: dict[str, bool] = {"include_usage": True}
+    if request.live_usage:
+        stream_options["continuous_usage_stats"] = True  # vLLM counts tokens on every chunk: an exact live rate
     try:
         stream = await asyncio.wait_for(
             client.chat.completions.create(
@@ -193,7 +198,11 @@ async def _stream_once(
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 stream=True,
-                stream_options={"include_usage": True},
+                # vLLM counts the tokens on every chunk when asked: the live rate is then exact.
+                stream_options={
+                    "include_usage": True,
+                    **({"continuous_usage_stats": True} if request.live_usage else {}),
+                },
                 **extra,
             ),
             timeout=settings.first_token_timeout_s,
@@ -204,7 +213,6 @@ async def _stream_once(
             f"{settings.first_token_timeout_s:g} s (refactor.first_token_timeout_s) — is it overloaded?",
             fallback_ok=True,
         ) from None
-    chunks = 0
     iterator = stream.__aiter__()
     try:
         while True:
@@ -225,7 +233,7 @@ async def _stream_once(
                     f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
                     "(refactor.idle_timeout_s); nothing was applied — run it again"
                 ) from None
-            chunks += 1
+            tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
             for choice in chunk.choices or []:
                 # We ask for one choice: another one interleaved into the stream is not part of the answer.
                 if (getattr(choice, "index", 0) or 0) != 0:
@@ -241,7 +249,7 @@ async def _stream_once(
                         result.ttft_ms = (time.perf_counter() - started) * 1000
                     parts.append(content)
                     if on_delta is not None:
-                        on_delta(content, chunks)
+                        on_delta(content, tokens_so_far)
                 if choice.finish_reason:
                     if result.finish_reason not in (None, choice.finish_reason):
                         raise MalformedStream(
@@ -251,7 +259,7 @@ async def _stream_once(
             if chunk.usage is not None:
                 result.completion_tokens = chunk.usage.completion_tokens
                 result.prompt_tokens = chunk.usage.prompt_tokens
-            if chunk.usage is not None or chunk.model_extra:
+            if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
                 # Only final chunks carry acceptance; dumping every chunk would cost time per token.
                 raw = chunk.model_dump(warnings=False)
                 acceptance = read_acceptance(raw)

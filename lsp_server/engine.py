@@ -37,6 +37,8 @@ from .stats import RefactorStats
 log = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
+# Characters per output token before a backend's own ratio is known (code averages 3-4 in BPE vocabularies).
+DEFAULT_CHARS_PER_TOKEN = 3.5
 
 
 class Engine:
@@ -46,6 +48,8 @@ class Engine:
         self.clients = ClientPool()
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()
+        # Characters per output token each backend (URL, model) produced last: the live rate's estimate.
+        self._chars_per_token: dict[tuple[str, str], float] = {}
 
     # -- the prediction policy ---------------------------------------------------------------------
     def prediction_mode(self, backend: BackendConfig, override: bool | None = None) -> str:
@@ -94,6 +98,9 @@ class Engine:
             stats.rejected_prediction_tokens = completion.acceptance.rejected
             stats.acceptance_source = completion.acceptance.source
         stats.finish()
+        useful = stats.useful_tokens()
+        if useful and stats.output_chars:
+            self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful
         text = plan.request.text
         try:
             new_region = clean_output(
@@ -105,6 +112,8 @@ class Engine:
                 drop_instruction_comments=plan.comment is not None,
             )
         except UnusableOutput as exc:
+            # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
+            log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
             raise RefactorError(str(exc), stats, completion.text) from None
         edits = region_replacements(text, plan.region.start, plan.region.end, new_region)
         return RefactorResult(plan, new_region, edits, stats)
@@ -137,8 +146,9 @@ class Engine:
                 prediction=plan.prompt.prediction if route.prediction == "field" else None,
                 max_tokens=plan.max_tokens,
                 temperature=plan.settings.temperature,
+                live_usage=backend.type == "vllm",
             )
-            tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
+            tracker = self._tracker(plan, backend, on_progress)
             probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
             try:
                 try:
@@ -150,7 +160,7 @@ class Engine:
                     notes.append(note)
                     route = Route(backend, "off")
                     request.prediction = None
-                    tracker = _ProgressTracker(len(plan.prompt.prediction), on_progress)
+                    tracker = self._tracker(plan, backend, on_progress)
                     completion = await self.stream(backend, plan.settings, request, tracker)
             except BackendError as exc:
                 if exc.fallback_ok and index < len(plan.routes) - 1:
@@ -164,6 +174,10 @@ class Engine:
                 notes.append(f"served by fallback backend '{backend.name}' because {'; '.join(errors)}")
             return completion, route, notes
         raise AssertionError("unreachable: the chain always ends in a return or a raise")
+
+    def _tracker(self, plan: Plan, backend: BackendConfig, on_progress: ProgressCallback | None) -> _ProgressTracker:
+        ratio = self._chars_per_token.get((backend.base_url, backend.model), DEFAULT_CHARS_PER_TOKEN)
+        return _ProgressTracker(len(plan.prompt.prediction), on_progress, ratio)
 
     async def _stream_with_probe(
         self,
@@ -194,24 +208,31 @@ class Engine:
 
 
 class _ProgressTracker:
-    """Turns stream deltas into throttled Progress reports."""
+    """Turns stream deltas into throttled Progress reports, with the live rate defined as the final
+    one: output tokens ÷ time since the first token."""
 
-    def __init__(self, predicted_chars: int, callback: ProgressCallback | None) -> None:
+    def __init__(self, predicted_chars: int, callback: ProgressCallback | None, chars_per_token: float) -> None:
         self.predicted_chars = predicted_chars
         self.callback = callback
+        self.chars_per_token = chars_per_token
         self.started = time.perf_counter()
         self.first_at: float | None = None
         self.generated = 0
+        self.tokens: int | None = None  # as the server counts them, when it does
         self.last_report = 0.0
 
-    def __call__(self, delta: str, chunks: int) -> None:
+    def __call__(self, delta: str, tokens_so_far: int | None) -> None:
         now = time.perf_counter()
         self.generated += len(delta)
+        if tokens_so_far is not None:
+            self.tokens = tokens_so_far
         if self.first_at is None:
             self.first_at = now
         if self.callback is None or (self.last_report and now - self.last_report < PROGRESS_INTERVAL_S):
             return
         self.last_report = now
         elapsed = now - self.first_at
-        rate = (chunks - 1) / elapsed if elapsed > 0 and chunks > 1 else None
-        self.callback(Progress(self.generated, self.predicted_chars, now - self.started, rate))
+        estimated = self.tokens is None
+        tokens = self.generated / self.chars_per_token if estimated else self.tokens
+        rate = tokens / elapsed if elapsed > 0 and tokens else None
+        self.callback(Progress(self.generated, self.predicted_chars, now - self.started, rate, estimated))

@@ -65,7 +65,8 @@ class ProgressReporter:
         if self.token is None:
             self.pending = progress
             return
-        rate = f" · {progress.tokens_per_s:.0f} tok/s" if progress.tokens_per_s else ""
+        approx = "~" if progress.tokens_estimated else ""
+        rate = f" · {approx}{progress.tokens_per_s:.0f} tok/s" if progress.tokens_per_s else ""
         message = f"{progress.generated_chars}/{progress.predicted_chars} chars{rate} on {self.backend}"
         percentage = int(progress.fraction * 100)
         self.server.work_done_progress.report(
@@ -80,6 +81,7 @@ class ProgressReporter:
             predicted_chars=progress.predicted_chars,
             elapsed_s=round(progress.elapsed_s, 3),
             tokens_per_s=progress.tokens_per_s,
+            tokens_estimated=progress.tokens_estimated,
             message=message,
         )
         self.server.protocol.notify(PROGRESS_NOTIFICATION, payload.to_json())

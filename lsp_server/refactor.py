@@ -96,7 +96,10 @@ class Progress:
     generated_chars: int
     predicted_chars: int
     elapsed_s: float
-    tokens_per_s: float | None  # live estimate from the stream's chunks
+    # Output tokens ÷ seconds since the first token: the final figure's definition, live. Counted by
+    # the server when it reports tokens per chunk (vLLM), else estimated from the characters.
+    tokens_per_s: float | None
+    tokens_estimated: bool = False
 
     @property
     def fraction(self) -> float:

@@ -6,7 +6,8 @@
 - `refactorLsp/stats` (notification): `StatsPayload` — the stats record plus the one-line
   `summary` and the short `status_text`, ready-made so that no client formats them itself.
 - `refactorLsp/progress` (notification), alongside `$/progress`: `ProgressPayload`, the live
-  figures as fields of their own (tokens/s, generated and predicted size), never to be parsed
+  figures as fields of their own (tokens/s by the final stats' definition, generated and
+  predicted size), never to be parsed
   out of the progress message.
 
 The README's "Commands and notifications" section documents the same shapes.
@@ -136,7 +137,8 @@ class ProgressPayload:
     generated_chars: int
     predicted_chars: int
     elapsed_s: float
-    tokens_per_s: float | None
+    tokens_per_s: float | None  # output tokens ÷ seconds since the first token, as in the final stats
+    tokens_estimated: bool  # the tokens were estimated from the characters (the server does not count per chunk)
     message: str  # the same text as the `$/progress` report, for display only
 
     def to_json(self) -> dict[str, Any]:

@@ -374,6 +374,10 @@ class FakeBackend:
             event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
             await writer.drain()
             sent = 0
+            emitted = 0
+            continuous_usage = self.kind == "vllm" and bool(
+                (request.get("stream_options") or {}).get("continuous_usage_stats")
+            )
             stalled = False
             for text in steps:
                 await asyncio.sleep(self.step_s)
@@ -385,7 +389,11 @@ class FakeBackend:
                     if not await self._pause(reply.stall_s, reader):
                         writer.transport.abort()
                         return False
-                event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+                payload: dict[str, Any] = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+                emitted += len(tokenize(text))
+                if continuous_usage:  # vLLM's continuous_usage_stats: the running count on every chunk
+                    payload["usage"] = {"prompt_tokens": 0, "completion_tokens": emitted, "total_tokens": emitted}
+                event(payload)
                 await writer.drain()
                 if not sent and text:
                     self.first_content_sent_at.append(time.time())

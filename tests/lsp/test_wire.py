@@ -28,8 +28,15 @@ def backend():
         yield fake
 
 
+@pytest.fixture(scope="module")
+def speculating():
+    """A vLLM-like server: several tokens per chunk (drafts from the prompt), counted on every chunk."""
+    with FakeBackend("vllm", step_s=0.01, draft_len=6) as fake:
+        yield fake
+
+
 @pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
+async def client(lsp_client: LanguageClient, backend: FakeBackend, speculating: FakeBackend):
     WORKSPACE.mkdir(parents=True, exist_ok=True)
     lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
     lsp_client.progress_payloads = []  # type: ignore[attr-defined]
@@ -44,7 +51,10 @@ async def client(lsp_client: LanguageClient, backend: FakeBackend):
             workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
             initialization_options={
                 "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+                "backends": {
+                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"},
+                    "spec": {"type": "vllm", "baseUrl": speculating.url, "model": "fake-model"},
+                },
             },
         )
     )
@@ -104,3 +114,37 @@ async def test_snake_case_arguments_are_accepted(client: LanguageClient, backend
     )
     assert reply["status"] in (RefactorStatus.APPLIED.value, RefactorStatus.UNCHANGED.value)
     assert "docstring" in backend.requests[-1]["messages"][1]["content"]
+
+
+async def live_and_final(client: LanguageClient, name: str, backend: str) -> tuple[dict, dict]:
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor.clear()
+    client.progress_payloads.clear()  # type: ignore[attr-defined]
+    uri = editor.open(WORKSPACE / name, SOURCE)
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {
+            "uri": uri,
+            "range": editor.cursor_at(uri, "return"),
+            "instruction": "rename data to content",
+            "backend": backend,
+        },
+    )
+    assert reply["status"] == "applied", reply
+    return client.progress_payloads[-1], reply["stats"]  # type: ignore[attr-defined]
+
+
+async def test_live_rate_is_tokens_per_second_on_a_speculating_server(client: LanguageClient):
+    """Several tokens arrive per chunk: the live figure counts tokens, not chunks, as the final one does."""
+    live, final = await live_and_final(client, "live_spec.py", "spec")
+    assert live["tokens_estimated"] is False  # counted by the server on every chunk
+    assert live["tokens_per_s"] == pytest.approx(final["tokens_per_s"], rel=0.10)
+
+
+async def test_live_rate_on_a_server_that_does_not_count_per_chunk(client: LanguageClient):
+    """OpenAI does not count per chunk: the estimate uses the backend's own characters per token, learnt
+    from its last answer, so from the second refactor on it matches the final figure."""
+    await live_and_final(client, "live_plain_1.py", "fake")
+    live, final = await live_and_final(client, "live_plain_2.py", "fake")
+    assert live["tokens_estimated"] is True and live["message"].count("~") == 1
+    assert live["tokens_per_s"] == pytest.approx(final["tokens_per_s"], rel=0.10)
