@@ -182,6 +182,14 @@ async def _refactor(args: argparse.Namespace) -> int:
         _error(str(exc))
         if exc.stats is not None:
             print(exc.stats.summary(), file=sys.stderr)
+        if args.json:
+            outcome = {
+                "outcome": "refused" if exc.output is not None else "error",  # refused: an answer came, unusable
+                "reason": str(exc),
+                "answer": exc.output,
+                "stats": exc.stats.to_dict() if exc.stats is not None else None,
+            }
+            print(json.dumps(outcome, ensure_ascii=False))
         return EXIT_FAILED
     finally:
         await engine.close()
@@ -197,7 +205,10 @@ async def _refactor(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     result.stats.applied = bool(result.edits) and args.write
     if args.json:
-        print(json.dumps({"new_text": new_text, "stats": result.stats.to_dict()}, ensure_ascii=False))
+        outcome = ("applied" if args.write else "edit") if result.edits else "unchanged"
+        print(
+            json.dumps({"outcome": outcome, "new_text": new_text, "stats": result.stats.to_dict()}, ensure_ascii=False)
+        )
     elif not args.write:
         before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
         diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -288,7 +289,12 @@ class RefactorServer(LanguageServer):
             self._report(stats, outcome.message, outcome.message_type)
             return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))
         except RefactorError as exc:
-            return self._failed(args.uri, str(exc), exc.stats)
+            message = str(exc)
+            if exc.output is not None:
+                kept = keep_refused_answer(exc.output)
+                if kept is not None:
+                    message += f" (the model's answer: {kept})"
+            return self._failed(args.uri, message, exc.stats)
         finally:
             try:
                 if not begun.done():  # a quick failure: let the token begin, so that it ends in order
@@ -336,3 +342,23 @@ class RefactorServer(LanguageServer):
 def _exists(uri: str) -> bool:
     path = to_fs_path(uri)
     return bool(path and os.path.exists(path))
+
+
+def keep_refused_answer(answer: str) -> Path | None:
+    """Write the answer a refusal held back to a file only the user can read, so they can judge it.
+
+    One file, replaced each time, in the state folder (never next to the document); a link planted
+    there is not followed.
+    """
+    from .stats import state_dir
+
+    path = state_dir() / "refused-answer.txt"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as out:
+            out.write(answer)
+    except OSError as exc:
+        log.warning("cannot keep the refused answer: %s", exc)
+        return None
+    return path

@@ -490,3 +490,54 @@ def test_logging_flags_work_before_and_after_the_subcommand(project: dict[str, A
     fake_backend.enqueue(Reply(status=503, error="busy", headers={"Retry-After": "0"}))
     done = run_cli("refactor", str(source), "-i", "rename foo to area", config=config, cwd=cwd)
     assert done.returncode == 0 and "INFO" not in done.stderr
+
+
+PROSE = "Sure! I renamed foo to area everywhere, as you asked, and nothing else changed.\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason", "answer"),
+    [
+        (Reply(finish_reason="length"), "cut off", None),
+        (Reply(text=PROSE), "explanation instead of code", PROSE),
+        (Reply(text=""), "returned no code", ""),
+    ],
+    ids=["truncated", "explanation", "empty"],
+)
+def test_json_reports_a_refusal_with_its_reason_answer_and_stats(
+    project: dict[str, Any], fake_backend: FakeBackend, reply: Reply, reason: str, answer: str | None
+):
+    fake_backend.enqueue(reply)
+    done = run_cli(
+        "refactor", str(project["source"]), "-i", "rename foo to area", "--json",
+        config=project["config"], cwd=project["dir"],
+    )  # fmt: skip
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "refused" and reason in report["reason"]
+    assert report["stats"]["backend"] == "fake" and report["stats"]["completion_tokens"] is not None
+    if answer is not None:
+        assert report["answer"] == answer
+    else:
+        assert report["answer"] and report["answer"] in SOURCE.replace("foo", "area")  # the part that came
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_json_reports_an_error_without_an_answer(project: dict[str, Any], fake_backend: FakeBackend):
+    fake_backend.enqueue(*[Reply(status=500, error="boom")] * 3)
+    done = run_cli(
+        "refactor", str(project["source"]), "-i", "x", "--json", config=project["config"], cwd=project["dir"]
+    )
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "error" and "HTTP 500" in report["reason"] and report["answer"] is None
+
+
+def test_very_verbose_logs_the_refused_answer(project: dict[str, Any], fake_backend: FakeBackend):
+    fake_backend.enqueue(Reply(text=PROSE))
+    done = run_cli("refactor", str(project["source"]), "-i", "x", "-vv", config=project["config"], cwd=project["dir"])
+    assert done.returncode == 1
+    assert "was not applied" in done.stderr and PROSE.strip() in done.stderr
+    fake_backend.enqueue(Reply(text=PROSE))
+    quiet = run_cli("refactor", str(project["source"]), "-i", "x", config=project["config"], cwd=project["dir"])
+    assert "was not applied" not in quiet.stderr  # without -vv: the message alone

@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import stat
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -470,3 +472,16 @@ async def test_twenty_documents_at_once(editor: Editor, backend: FakeBackend):
             strict=True,
         )
     )
+
+
+async def test_a_refused_answer_is_kept_for_the_user_to_read(editor: Editor, backend: FakeBackend):
+    answer = "Sure! I renamed the variable as you asked, it is much clearer now.\n"
+    backend.enqueue(Reply(text=answer))
+    uri, result = await run(editor, "kept answer")
+    assert result["status"] == "error" and editor.buffers[uri] == SOURCE
+    (message,) = editor.messages()
+    assert "explanation instead of code" in message and "the model's answer: " in message
+    kept = Path(message.rsplit("the model's answer: ", 1)[1].rstrip(")"))
+    assert kept.read_text(encoding="utf-8") == answer
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert STATE_DIR in kept.parents  # the server's state folder, never next to the document
