@@ -8,7 +8,7 @@ and file name attrs generates, so a later start loads them instead of compiling 
 the collections during refactors do not walk it again.
 
 The cache works by shadowing the builtin `compile` inside the private module `attr._make`, so it is
-used only with the attrs versions it was verified with (`VERIFIED_ATTRS`; tests/test_startup.py
+used only with the attrs versions it was verified with (`VERIFIED_ATTRS`; tests/unit/test_startup.py
 fails on any other, so an upgrade is noticed). Any other version, and any problem with the cache
 (missing, unreadable, from another Python), only means compiling as usual.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-# attrs versions the patch was verified with (tests/test_startup.py, against the wheel of each): their
+# attrs versions the patch was verified with (tests/unit/test_startup.py, against the wheel of each): their
 # attr._make builds every class's methods with `compile(source, filename, "exec")` called from that
 # module, under its `from __future__ import annotations`. Add a version only after running those tests.
 VERIFIED_ATTRS = frozenset({"24.3.0", "25.1.0", "25.3.0", "25.4.0", "26.1.0"})
