@@ -64,6 +64,7 @@ class Completion:
     prompt_tokens: int | None = None
     acceptance: Acceptance | None = None
     prediction_sent: bool = False
+    speculation: bool | None = None  # the server said whether it drafted (None: it did not say)
     notes: list[str] = field(default_factory=list)
 
 
@@ -75,12 +76,13 @@ def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool
     """How the prediction reaches the model: "field" (the request's `prediction`), "prompt" (local
     servers draft from the prompt by n-gram lookup) or "off". `refused`: this backend said no to the
     field earlier (the engine remembers that)."""
+    if backend.type in LOCAL_SPECULATION_TYPES:
+        # The region is in the prompt whatever we ask: a speculating server drafts from it by itself.
+        return "field" if backend.prediction == "always" and override is not False else "prompt"
     if override is False or backend.prediction == "never":
         return "off"
     if backend.prediction == "always":
         return "field"
-    if backend.type in LOCAL_SPECULATION_TYPES:
-        return "prompt"
     return "off" if refused else "field"
 
 
@@ -265,7 +267,12 @@ async def _stream_once(
                 acceptance = read_acceptance(raw)
                 if acceptance is not None:
                     result.acceptance = acceptance
-                predicted = (raw.get("timings") or {}).get("predicted_n")
+                timings = raw.get("timings") or {}
+                if acceptance is not None and acceptance.source != "usage":
+                    result.speculation = True
+                elif timings and "draft_n" not in timings:
+                    result.speculation = False  # llama.cpp reports its drafts here when it makes any
+                predicted = timings.get("predicted_n")
                 if result.completion_tokens is None and isinstance(predicted, int):
                     result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
     except (

@@ -77,11 +77,23 @@ class Engine:
     async def run(self, plan: Plan, on_progress: ProgressCallback | None = None) -> RefactorResult:
         """Run a plan end to end. Raises RefactorError with a message for the user."""
         completion, route, notes = await self._complete(plan, on_progress)
+        backend = route.backend
+        speculation = None
+        if route.prediction == "prompt":
+            speculation = completion.speculation
+            if speculation is None and completion.acceptance is not None:
+                speculation = True  # read from /metrics: the server drafted
+            elif speculation is None and backend.base_url in self.metrics.no_speculation:
+                speculation = False
         stats = RefactorStats(
             backend=plan.requested.name,
-            model=route.backend.model,
-            prediction=route.prediction != "off",
+            model=backend.model,
+            prediction=route.prediction == "field" or (route.prediction == "prompt" and speculation is not False),
             prediction_via=route.prediction,
+            server_speculation=speculation,
+            speculation_always_on=route.prediction == "prompt"
+            and speculation is not False
+            and (plan.request.prediction is False or backend.prediction == "never"),
             scope=plan.region.kind,
             latency_ms=completion.latency_ms,
             ttft_ms=completion.ttft_ms,

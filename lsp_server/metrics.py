@@ -42,6 +42,7 @@ class MetricsMemory:
     unavailable: set[str] = field(default_factory=set)  # metrics URLs that failed (not vLLM, no /metrics)
     per_request_seen: set[str] = field(default_factory=set)  # backends that report acceptance per request
     in_flight: dict[str, int] = field(default_factory=dict)  # our requests per URL: >1 mixes the counters
+    no_speculation: set[str] = field(default_factory=set)  # backends whose /metrics has no draft counters
 
     def remember_per_request_metrics(self, backend: BackendConfig) -> None:
         """The backend reports acceptance in its answers: stop reading /metrics for it."""
@@ -118,8 +119,9 @@ class _Snapshot:
 class SpecDecodeProbe:
     """Reads the counters around one request: `await probe.start()`, the request, `await probe.finish()`."""
 
-    def __init__(self, url: str, memory: MetricsMemory, verify_tls: bool = True) -> None:
+    def __init__(self, url: str, memory: MetricsMemory, verify_tls: bool = True, base_url: str = "") -> None:
         self.url = url
+        self.base_url = base_url
         self.memory = memory
         self.verify_tls = verify_tls
         self.before: _Snapshot | None = None
@@ -131,7 +133,7 @@ class SpecDecodeProbe:
         url = metrics_url(backend)
         if url is None or url in memory.unavailable or backend.base_url in memory.per_request_seen:
             return None
-        return cls(url, memory, backend.verify_tls)
+        return cls(url, memory, backend.verify_tls, backend.base_url)
 
     async def _read(self) -> _Snapshot | None:
         import httpx
@@ -174,6 +176,7 @@ class SpecDecodeProbe:
                 return None
             if before.accepted is None or before.drafted is None:
                 self.memory.unavailable.add(self.url)  # a server without speculative decoding: nothing to read
+                self.memory.no_speculation.add(self.base_url)
                 return None
             after = await self._read()
             deadline = time.monotonic() + SETTLE_TIMEOUT_S

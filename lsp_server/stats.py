@@ -22,6 +22,8 @@ class RefactorStats:
     model: str = ""
     prediction: bool = False  # the prediction was sent (as a field, or in the prompt for local speculation)
     prediction_via: str = "off"  # "field" | "prompt" | "off"
+    server_speculation: bool | None = None  # "prompt": the server drafted from it (None: it did not say)
+    speculation_always_on: bool = False  # asked to run without prediction on a server that speculates by itself
     scope: str = ""
     latency_ms: float = 0.0  # request sent → stream ended
     ttft_ms: float | None = None  # request sent → first content token
@@ -78,18 +80,32 @@ class RefactorStats:
             parts.append(f"{self.completion_tokens} tok")
         if self.tokens_per_s is not None:
             parts.append(f"{self.tokens_per_s:.0f} tok/s")
-        if not self.prediction:
-            parts.append("no prediction")
-        elif self.acceptance_rate is not None:
-            parts.append(
-                f"prediction {self.acceptance_rate:.0%} accepted "
-                f"({self.accepted_prediction_tokens} accepted, {self.rejected_prediction_tokens} rejected)"
-            )
-        else:
-            parts.append("prediction sent (acceptance not reported by the backend)")
+        parts.append(self.prediction_label())
         if self.served_by and self.served_by != self.backend:
             parts.append(f"served by {self.served_by}")
         return " · ".join(parts)
+
+    def prediction_label(self) -> str:
+        """Exactly what happened to the prediction: the field sent, the text in the prompt of a server
+        that speculates, or nothing."""
+        accepted = (
+            f"{self.acceptance_rate:.0%} accepted ({self.accepted_prediction_tokens} accepted, "
+            f"{self.rejected_prediction_tokens} rejected)"
+            if self.acceptance_rate is not None
+            else None
+        )
+        if not self.prediction:
+            if self.prediction_via == "prompt" and self.server_speculation is False:
+                return "no prediction (the server does not speculate)"
+            return "no prediction"
+        if self.prediction_via == "prompt":
+            lead = "server-side speculation"
+            if self.speculation_always_on:
+                lead += ", cannot be turned off per request"
+            return f"{lead}: {accepted}" if accepted else f"{lead} (acceptance not reported by the server)"
+        if accepted:
+            return f"prediction {accepted}"
+        return "prediction field sent (acceptance not reported by the backend)"
 
     def detail(self) -> str:
         """Every field, for the log."""

@@ -282,9 +282,14 @@ class FakeBackend:
             )
             return True
         if method == "GET" and path == "/metrics":
+            # A server without speculative decoding has no draft counters at all (as vLLM).
             text = (
-                f"vllm:spec_decode_num_accepted_tokens_total {self.counters['accepted']}.0\n"
-                f"vllm:spec_decode_num_draft_tokens_total {self.counters['drafted']}.0\n"
+                (
+                    f"vllm:spec_decode_num_accepted_tokens_total {self.counters['accepted']}.0\n"
+                    f"vllm:spec_decode_num_draft_tokens_total {self.counters['drafted']}.0\n"
+                )
+                if self.speculation
+                else "vllm:num_requests_running 0.0\n"
             ).encode()
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
@@ -439,11 +444,9 @@ class FakeBackend:
                 event(
                     {
                         "choices": [final],
-                        "timings": {
-                            "predicted_n": completion_tokens,
-                            "draft_n": sim.drafted,
-                            "draft_n_accepted": sim.accepted,
-                        },
+                        # llama.cpp reports drafts only when it runs with a draft (speculation).
+                        "timings": {"predicted_n": completion_tokens}
+                        | ({"draft_n": sim.drafted, "draft_n_accepted": sim.accepted} if self.speculation else {}),
                     }
                 )
             chunk(b"data: [DONE]\n\n")

@@ -203,7 +203,7 @@ async def test_vllm_acceptance_from_metrics_counters_when_the_answer_has_none(re
     assert stats.acceptance_rate == pytest.approx(8 / 36)
     assert stats.prediction is True and stats.prediction_via == "prompt"
     assert not any("approximate" in note for note in stats.notes)
-    assert "prediction 22% accepted (8 accepted, 28 rejected)" in stats.summary()
+    assert "server-side speculation: 22% accepted (8 accepted, 28 rejected)" in stats.summary()
     # 48 tokens were output; rejected drafts were never part of them.
     assert stats.completion_tokens == 48
     assert stats.tokens_per_s == pytest.approx(48 / ((stats.latency_ms - stats.ttft_ms) / 1000), rel=1e-6)

@@ -191,7 +191,7 @@ def test_chunk_without_figures_has_no_acceptance() -> None:
         ("vllm", "always", None, "field"),
         ("openai", "never", None, "off"),
         ("openai", "always", False, "off"),
-        ("vllm", "auto", False, "off"),
+        ("vllm", "auto", False, "prompt"),  # the server drafts from the prompt whatever we ask
     ],
 )
 def test_how_the_prediction_reaches_the_model(kind: str, mode: str, override: bool | None, expected: str) -> None:

@@ -541,3 +541,36 @@ def test_very_verbose_logs_the_refused_answer(project: dict[str, Any], fake_back
     fake_backend.enqueue(Reply(text=PROSE))
     quiet = run_cli("refactor", str(project["source"]), "-i", "x", config=project["config"], cwd=project["dir"])
     assert "was not applied" not in quiet.stderr  # without -vv: the message alone
+
+
+@pytest.mark.parametrize(
+    ("kind", "speculation", "flags", "label"),
+    [
+        ("openai", True, (), re.compile(r"· prediction \d+% accepted \(\d+ accepted, \d+ rejected\)$")),
+        ("openai", True, ("--no-prediction",), re.compile(r"· no prediction$")),
+        ("vllm", True, (), re.compile(r"· server-side speculation: \d+% accepted \(\d+ accepted, \d+ rejected\)$")),
+        (
+            "vllm",
+            True,
+            ("--no-prediction",),
+            re.compile(r"· server-side speculation, cannot be turned off per request: \d+% accepted"),
+        ),
+        ("vllm", False, (), re.compile(r"· no prediction \(the server does not speculate\)$")),
+        ("llamacpp", True, (), re.compile(r"· server-side speculation: \d+% accepted")),
+        ("llamacpp", False, (), re.compile(r"· no prediction \(the server does not speculate\)$")),
+    ],
+    ids=["openai", "openai-off", "vllm", "vllm-off", "vllm-plain", "llamacpp", "llamacpp-plain"],
+)
+def test_the_label_says_exactly_what_happened_to_the_prediction(
+    tmp_path: Path, make_fake, kind: str, speculation: bool, flags: tuple[str, ...], label: re.Pattern[str]
+):
+    fake = make_fake(kind, speculation=speculation)
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, fake=fake)
+    done = run_cli("refactor", str(source), "-i", "rename foo to area", *flags, config=config, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = done.stderr.strip().splitlines()[-1]
+    assert label.search(summary), summary
+    sent = fake.requests[-1]
+    assert ("prediction" in sent) is (kind == "openai" and not flags)  # the field goes only where it is used

@@ -73,19 +73,24 @@ def test_no_token_count_means_no_rate() -> None:
 
 def test_summary_line_with_prediction_accepted() -> None:
     assert measured().summary() == (
-        "refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (147 accepted, 20 rejected)"
+        "refactor 2.1 s · 412 tok · 196 tok/s · server-side speculation: 88% accepted (147 accepted, 20 rejected)"
     )
 
 
 def test_summary_line_variants() -> None:
     without = measured(prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None)
     assert without.summary() == "refactor 2.1 s · 412 tok · 206 tok/s · no prediction"
-    assert (
-        measured(accepted_prediction_tokens=None, rejected_prediction_tokens=None)
-        .summary()
-        .endswith("prediction sent (acceptance not reported by the backend)")
-    )
-    assert measured(completion_tokens=None).summary().startswith("refactor 2.1 s · prediction 88% accepted")
+    unreported = measured(accepted_prediction_tokens=None, rejected_prediction_tokens=None)
+    assert unreported.summary().endswith("server-side speculation (acceptance not reported by the server)")
+    field = measured(prediction_via="field", accepted_prediction_tokens=None, rejected_prediction_tokens=None)
+    assert field.summary().endswith("prediction field sent (acceptance not reported by the backend)")
+    assert measured(prediction_via="field").summary().endswith("prediction 88% accepted (147 accepted, 20 rejected)")
+    plain = measured(prediction=False, server_speculation=False, accepted_prediction_tokens=None)
+    assert plain.summary().endswith("no prediction (the server does not speculate)")
+    forced = measured(speculation_always_on=True, server_speculation=True)
+    assert forced.summary().endswith("server-side speculation, cannot be turned off per request: 88% accepted "
+                                     "(147 accepted, 20 rejected)")  # fmt: skip
+    assert measured(completion_tokens=None).summary().startswith("refactor 2.1 s · server-side speculation: 88%")
     fallback = measured(backend="local", served_by="cloud")
     assert fallback.summary().endswith(" · served by cloud")
     assert " · served by" not in measured(served_by="local").summary()
