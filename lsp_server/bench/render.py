@@ -14,7 +14,7 @@ COLUMNS = (
     "speedup",
     "TTFT ms (with / without)",
     "output tok (with / without)",
-    "tok/s (with / without)",
+    "end-to-end tok/s (with / without)",
     "accepted / rejected",
     "same text",
     "matches expected (with · without)",
@@ -135,8 +135,9 @@ def footer_lines(report: Report) -> list[str]:
             else ""
         )
         + ". Latency: median (min–max) over repetitions; TTFT: time to first token; output tokens: as the "
-        "server counts them, less the rejected prediction tokens OpenAI bills as output; tok/s: output tokens ÷ "
-        "latency; accepted / rejected: prediction (or draft) tokens, summed.",
+        "server counts them, less the rejected prediction tokens OpenAI bills as output; end-to-end tok/s: output "
+        "tokens ÷ latency (the editor's and the CLI's tok/s is the generation rate: output tokens ÷ (latency − "
+        "TTFT)); accepted / rejected: prediction (or draft) tokens, summed.",
     ]
     sources = sorted(set(total.prediction.acceptance_sources))
     if sources:
