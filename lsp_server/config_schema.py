@@ -48,6 +48,10 @@ class BackendConfig:
     fallback: list[str] = field(default_factory=list)
     verify_tls: bool = True
     metrics_url: str = ""
+    # Optional prices in your currency (USD by convention) per million tokens, for the cost figures;
+    # 0: not set. No built-in price list: it would go stale.
+    price_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
 
 
 @dataclass(frozen=True)

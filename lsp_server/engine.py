@@ -109,7 +109,7 @@ class Engine:
             stats.accepted_prediction_tokens = completion.acceptance.accepted
             stats.rejected_prediction_tokens = completion.acceptance.rejected
             stats.acceptance_source = completion.acceptance.source
-        stats.finish()
+        stats.finish().price(backend.price_input_per_mtok, backend.price_output_per_mtok)
         useful = stats.useful_tokens()
         if useful and stats.output_chars:
             self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful

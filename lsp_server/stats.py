@@ -38,6 +38,10 @@ class RefactorStats:
     predicted_chars: int = 0
     action: str = ""
     served_by: str = ""  # the backend that answered, when a fallback took over
+    # Cost, when the backend's prices are set: billed tokens × prices. OpenAI bills rejected
+    # prediction tokens as output, so a prediction can make a refactor faster and dearer at once.
+    cost: float | None = None
+    prediction_extra_cost: float | None = None  # what the rejected prediction tokens added to `cost`
     notes: list[str] = field(default_factory=list)
     applied: bool | None = None
     uri: str = ""
@@ -81,9 +85,29 @@ class RefactorStats:
         if self.tokens_per_s is not None:
             parts.append(f"{self.tokens_per_s:.0f} tok/s")
         parts.append(self.prediction_label())
+        if self.cost is not None:
+            parts.append(self.cost_label())
         if self.served_by and self.served_by != self.backend:
             parts.append(f"served by {self.served_by}")
         return " · ".join(parts)
+
+    def price(self, input_per_mtok: float, output_per_mtok: float) -> RefactorStats:
+        """Set the cost from the billed tokens (prompt, and completion as billed) and the prices."""
+        if not (input_per_mtok or output_per_mtok) or self.completion_tokens is None:
+            return self
+        self.cost = ((self.prompt_tokens or 0) * input_per_mtok + self.completion_tokens * output_per_mtok) / 1e6
+        billed_rejected = self.completion_tokens - (self.useful_tokens() or 0)
+        if self.prediction_via == "field" and self.rejected_prediction_tokens is not None:
+            self.prediction_extra_cost = billed_rejected * output_per_mtok / 1e6
+        return self
+
+    def cost_label(self) -> str:
+        """`$0.0031, +18 % for the prediction`: the cost, and the share the rejected prediction added."""
+        text = f"${self.cost:.4f}" if self.cost is not None else ""
+        extra = self.prediction_extra_cost
+        if self.cost and extra is not None and self.cost > extra:
+            text += f", +{extra / (self.cost - extra) * 100:.0f} % for the prediction"
+        return text
 
     def prediction_label(self) -> str:
         """Exactly what happened to the prediction: the field sent, the text in the prompt of a server
@@ -169,6 +193,7 @@ class ModeSummary:
     latency_ms: float | None
     tokens_per_s: float | None
     acceptance_rate: float | None
+    cost: float | None = None  # median, when prices are set
 
 
 @dataclass
@@ -186,6 +211,8 @@ class BackendSummary:
                 text += f", {mode.tokens_per_s:.0f} tok/s"
             if mode.acceptance_rate is not None:
                 text += f", {mode.acceptance_rate:.0%} accepted"
+            if mode.cost is not None:
+                text += f", ${mode.cost:.4f}"
             parts.append(text)
         speed = f" · speedup {self.speedup:.2f}×" if self.speedup else ""
         return f"{self.backend}: " + "; ".join(parts) + speed
@@ -211,6 +238,7 @@ def summarize_history(records: list[RefactorStats]) -> list[BackendSummary]:
                         median(r.latency_ms for r in group),
                         median(r.tokens_per_s for r in group),
                         median(r.acceptance_rate for r in group),
+                        median(r.cost for r in group),
                     )
                 )
         speedup = None

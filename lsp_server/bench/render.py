@@ -18,6 +18,7 @@ COLUMNS = (
     "accepted / rejected",
     "same text",
     "matches expected (with · without)",
+    "cost (with / without, ratio)",
 )
 
 
@@ -60,6 +61,14 @@ def _expected(row: PairsSummary) -> str:
     return f"{row.prediction.matches_expected}/{pairs} · {row.baseline.matches_expected}/{pairs}"
 
 
+def _cost(row: PairsSummary) -> str:
+    p, b = row.prediction.cost, row.baseline.cost
+    if p is None and b is None:
+        return "–"
+    ratio = f" ({row.cost_ratio:.2f}×)" if row.cost_ratio is not None else ""
+    return f"{'–' if p is None else f'${p:.4f}'} / {'–' if b is None else f'${b:.4f}'}{ratio}"
+
+
 def _speedup(row: PairsSummary) -> str:
     return "–" if row.speedup is None else f"{row.speedup:.2f}×"
 
@@ -78,6 +87,7 @@ def _cells(name: str, kind: str, row: PairsSummary) -> list[str]:
         _acceptance(p),
         _same(row),
         _expected(row),
+        _cost(row),
     ]
 
 

@@ -54,6 +54,7 @@ class ModeSummary:
     acceptance_sources: tuple[str, ...]
     matches_expected: int
     expected_similarity: float | None
+    cost: float | None = None  # summed over the measured runs, when the backend's prices are set
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -79,6 +80,12 @@ class PairsSummary:
     baseline: ModeSummary
 
     @property
+    def cost_ratio(self) -> float | None:
+        """Cost with ÷ cost without the prediction (OpenAI bills the rejected prediction tokens)."""
+        with_, without = self.prediction.cost, self.baseline.cost
+        return with_ / without if with_ is not None and without else None
+
+    @property
     def errors(self) -> int:
         return self.prediction.errors + self.baseline.errors
 
@@ -93,6 +100,7 @@ class PairsSummary:
             "speedup_min": self.speedup_min,
             "speedup_max": self.speedup_max,
             "total_time_ratio": self.total_time_ratio,
+            "cost_ratio": self.cost_ratio,
             "same_text_pairs": self.same_text_pairs,
             "different_text_pairs": self.different_text_pairs,
             "differ_after_chars": list(self.differ_after_chars),
@@ -198,6 +206,7 @@ def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
         acceptance_sources=tuple(sorted({s.acceptance_source for s in measured if s.acceptance_source})),
         matches_expected=sum(1 for r in runs if r.matches_expected),
         expected_similarity=median(r.expected_similarity for r in runs),
+        cost=sum(s.cost for s in measured if s.cost is not None) if any(s.cost is not None for s in measured) else None,
     )
 
 

@@ -400,3 +400,24 @@ def test_progress_lines_keep_whole_words() -> None:
     assert line.endswith(" …") and "refused: the model's answer was cut off" in line
     kept = line.split("refused: ", 1)[1].removesuffix(" …").split()
     assert all(word in reason.split() for word in kept)  # every word whole
+
+
+def test_bench_reports_the_cost_with_and_without_the_prediction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With prices set, each run's cost is billed tokens × prices: OpenAI bills the rejected prediction
+    tokens, so the prediction's runs cost more for the same answer."""
+    with FakeBackend("openai", step_s=STEP_S, draft_len=DRAFT_LEN, responder=corpus_responder) as fake:
+        table = {"type": "openai", "base_url": fake.url, "model": "fake-model"}
+        config = write_config(tmp_path, fake={**table, "price_input_per_mtok": 2.0, "price_output_per_mtok": 8.0})
+        code, report, markdown = run_bench(tmp_path, config, "--task", REWRITE, "--repeat", "1")
+    assert code == 0, capsys.readouterr().err
+    for run in report["runs"]:
+        stats = run["stats"]
+        billed = (stats["prompt_tokens"] * 2.0 + stats["completion_tokens"] * 8.0) / 1e6
+        assert stats["cost"] == pytest.approx(billed)
+    (task,) = report["tasks"]
+    with_, without = task["prediction"]["cost"], task["baseline"]["cost"]
+    assert with_ > without and task["cost_ratio"] == pytest.approx(with_ / without)
+    assert report["total"]["cost_ratio"] == pytest.approx(with_ / without)
+    assert f"${with_:.4f} / ${without:.4f} ({with_ / without:.2f}×)" in markdown

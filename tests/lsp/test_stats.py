@@ -218,3 +218,30 @@ async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: Fa
     summary, messages = await _stats_after(second_module, fake_backend, refactor_first=False)
     assert summary == {"count": 0, "backends": []}
     assert messages[-1] == "refactor-lsp: no refactors recorded yet"
+
+
+# -- cost ---------------------------------------------------------------------------------------------
+
+
+def test_cost_from_billed_tokens_and_the_share_the_prediction_added() -> None:
+    # OpenAI: 412 completion tokens billed, 20 of them rejected prediction tokens; 1,000 prompt tokens.
+    stats = measured(prediction_via="field", acceptance_source="usage", prompt_tokens=1000).price(2.0, 8.0)
+    assert stats.cost == pytest.approx((1000 * 2.0 + 412 * 8.0) / 1e6)
+    assert stats.prediction_extra_cost == pytest.approx(20 * 8.0 / 1e6)
+    share = 20 * 8.0 / (1000 * 2.0 + 392 * 8.0)
+    assert stats.summary().endswith(f" · ${stats.cost:.4f}, +{share * 100:.0f} % for the prediction")
+
+
+def test_no_prices_no_cost_and_local_drafts_cost_nothing_extra() -> None:
+    assert measured().price(0.0, 0.0).cost is None
+    assert "$" not in measured().summary()
+    local = measured(acceptance_source="vllm-spec-decode-metrics", prompt_tokens=100).price(1.0, 1.0)
+    assert local.cost == pytest.approx((100 + 412) / 1e6) and local.prediction_extra_cost is None
+    assert "for the prediction" not in local.summary()
+
+
+def test_history_summary_shows_the_median_cost() -> None:
+    records = [measured(prediction_via="field", prompt_tokens=1000).price(2.0, 8.0) for _ in range(3)]
+    (summary,) = summarize_history(records)
+    assert summary.modes[0].cost == pytest.approx(records[0].cost)
+    assert f"${records[0].cost:.4f}" in summary.line()
