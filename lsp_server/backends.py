@@ -193,22 +193,18 @@ async def _stream_once(
     if request.live_usage:
         stream_options["continuous_usage_stats"] = True  # vLLM counts tokens on every chunk: an exact live rate
     try:
-        stream = await asyncio.wait_for(
-            client.chat.completions.create(
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancel that arrives just as
+        # the response starts, and the refactor would then stream on.
+        async with asyncio.timeout(settings.first_token_timeout_s):
+            stream = await client.chat.completions.create(
                 model=backend.model,
                 messages=request.messages,  # type: ignore[arg-type]
                 temperature=request.temperature,
                 max_tokens=request.max_tokens,
                 stream=True,
-                # vLLM counts the tokens on every chunk when asked: the live rate is then exact.
-                stream_options={
-                    "include_usage": True,
-                    **({"continuous_usage_stats": True} if request.live_usage else {}),
-                },
+                stream_options=stream_options,  # type: ignore[arg-type]
                 **extra,
-            ),
-            timeout=settings.first_token_timeout_s,
-        )
+            )
     except TimeoutError:
         raise BackendError(
             f"the backend '{backend.name}' at {backend.base_url} sent nothing within "

@@ -152,12 +152,12 @@ class RefactorServer(LanguageServer):
         if self.settings.has_editor_settings(folder) or not self._caps("workspace", "configuration"):
             return
         try:
-            answer = await asyncio.wait_for(
-                self.workspace_configuration_async(
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancel that arrives as
+            # the answer does, and a refactor cancelled then would run on.
+            async with asyncio.timeout(CLIENT_REPLY_TIMEOUT_S):
+                answer = await self.workspace_configuration_async(
                     types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=uri, section=SECTION)])
-                ),
-                CLIENT_REPLY_TIMEOUT_S,
-            )
+                )
         except Exception as exc:  # the editor does not answer: go on with what we have
             log.warning("workspace/configuration failed: %s", exc)
             return
@@ -220,6 +220,8 @@ class RefactorServer(LanguageServer):
             running = self.running.get(args.uri)
             if running is not None:
                 running.settings_read.set()
+                if running.cancel_reason:  # a cancel that came while we waited, in case it was swallowed
+                    raise asyncio.CancelledError
             return await self._run_refactor(args, text, version)
         except asyncio.CancelledError:
             return RefactorReply(RefactorStatus.CANCELLED, self._cancelled(self.running.get(args.uri)))
@@ -295,6 +297,9 @@ class RefactorServer(LanguageServer):
                 if kept is not None:
                     message += f" (the model's answer: {kept})"
             return self._failed(args.uri, message, exc.stats)
+        except asyncio.CancelledError:
+            begun.cancel()  # cancelled: answer now, without waiting for the editor's progress token
+            raise
         finally:
             try:
                 if not begun.done():  # a quick failure: let the token begin, so that it ends in order
