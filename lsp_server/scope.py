@@ -188,8 +188,13 @@ def _headers(lines: list[str], i: int) -> Iterator[int]:
         h = _header_above(lines, h)
 
 
-def choose_region(text: str, start: int, end: int, mode: ScopeMode = "auto") -> Region:
-    """The region to rewrite for a request whose selection is [start, end)."""
+def choose_region(
+    text: str, start: int, end: int, mode: ScopeMode = "auto", language: str | None = None
+) -> Region:
+    """The region to rewrite for a request whose selection is [start, end).
+
+    `language` is the editor's languageId or the guess from the file name (`prompt.language_of`).
+    """
     if mode == "file" or not text:
         return Region(0, len(text), "file")
     if mode in ("auto", "selection") and end > start:
