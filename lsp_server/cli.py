@@ -284,6 +284,8 @@ def _bench_command(args: argparse.Namespace) -> str:
     parts += ["--repeat", str(args.repeat)]
     if args.max_tokens:
         parts += ["--max-tokens", str(args.max_tokens)]
+    if args.concurrency != "1":
+        parts += ["--concurrency", args.concurrency]
     if args.note:
         parts += ["--note", args.note]
     for flag in ("markdown", "json"):
@@ -300,16 +302,28 @@ def _write_report(path: str, text: str) -> None:
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from .bench import BenchError, default_tasks_dir, load_tasks, make_plan, measure, render_markdown, render_terminal
+    from .bench import (
+        BenchError,
+        default_tasks_dir,
+        load_tasks,
+        make_plan,
+        measure,
+        parse_concurrency,
+        render_markdown,
+        render_terminal,
+    )
     from .engine import Engine
 
     try:
+        levels = parse_concurrency(args.concurrency)  # first: a typo here should not wait for the tasks to load
         tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
         if tasks_dir is None:
             raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
         tasks = load_tasks(tasks_dir, args.task)
         loaded = load_cli_config(args.config, Path.cwd())
-        plan = make_plan(loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens)
+        plan = make_plan(
+            loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels
+        )
     except (BenchError, ConfigError) as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -329,7 +343,7 @@ async def _bench(args: argparse.Namespace) -> int:
     if report.total.speedup is None:
         _error("no pair of runs was measured in both modes; see the messages above")
         return EXIT_FAILED
-    return EXIT_FAILED if report.total.errors else EXIT_OK
+    return EXIT_FAILED if report.errors else EXIT_OK
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -397,6 +411,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--markdown", help="write the report as Markdown to this file")
     bench.add_argument("--json", help="write the full results as JSON to this file")
     bench.add_argument("--max-tokens", type=int, default=0, help="cap each answer (0: from the region size)")
+    bench.add_argument(
+        "--concurrency",
+        default="1",
+        metavar="N[,N...]",
+        help="requests in flight at once, one level or several (1,2,4): each task runs as N identical requests "
+        "together with prediction, then N without, and the report adds a row per level (default 1: one at a time)",
+    )
     bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
     bench.add_argument("--config")
     return parser

@@ -10,28 +10,59 @@ Pairs alternate which mode runs first, task by task and repetition by repetition
 BABA...), so that warm caches and drift favour neither mode. Speedup is the median, over pairs, of
 the baseline's latency divided by the prediction's latency.
 
+Under load (`--concurrency 1,2,4`), each level runs the same schedule with every run replaced by a
+batch: N identical requests sent at once through the one engine, then N in the other mode. The
+report adds a row per level: latency, speedup, per-request and aggregate tokens/s, acceptance, and
+how many answers really streamed at once.
+
 One module per job, each importing only those listed before it:
 - `tasks`: the corpus (Task, load_tasks) and BenchError;
-- `runs`: one measured Run, and a Pair of them;
+- `runs`: one measured Run, a Pair of them, a Batch of them at once;
 - `probes`: what the servers and the machine say about themselves, /metrics counters;
-- `report`: typed summaries per mode, task and overall, and the JSON report built from them;
+- `report`: typed summaries per mode, task, level and overall, and the JSON report built from them;
 - `render`: the table for the terminal and Markdown;
 - `progress`: the progress display on stderr;
-- `runner`: the plan, the schedule, each run through the engine, the whole bench (`measure`).
+- `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 
 from .probes import Machine, ServerInfo, describe_server, machine
 from .progress import ProgressDisplay
 from .render import render_markdown, render_terminal
-from .report import Meta, ModeSummary, PairsSummary, Report, Spread, TaskSummary, build_report
-from .runner import BenchPlan, make_plan, measure, run_bench, schedule, warm_up
-from .runs import Pair, Run
+from .report import (
+    LoadLevel,
+    Meta,
+    ModeSummary,
+    PairsSummary,
+    Report,
+    Spread,
+    TaskSummary,
+    Throughput,
+    build_report,
+    summarize_level,
+)
+from .runner import (
+    BenchPlan,
+    LevelRuns,
+    make_plan,
+    max_concurrency,
+    measure,
+    parse_concurrency,
+    run_batch,
+    run_bench,
+    run_level,
+    schedule,
+    warm_up,
+)
+from .runs import Batch, Pair, Run
 from .tasks import BenchError, Task, default_tasks_dir, load_tasks
 
 __all__ = [
+    "Batch",
     "BenchError",
     "BenchPlan",
+    "LevelRuns",
+    "LoadLevel",
     "Machine",
     "Meta",
     "ModeSummary",
@@ -44,16 +75,22 @@ __all__ = [
     "Spread",
     "Task",
     "TaskSummary",
+    "Throughput",
     "build_report",
     "default_tasks_dir",
     "describe_server",
     "load_tasks",
     "machine",
     "make_plan",
+    "max_concurrency",
     "measure",
+    "parse_concurrency",
     "render_markdown",
     "render_terminal",
+    "run_batch",
     "run_bench",
+    "run_level",
     "schedule",
+    "summarize_level",
     "warm_up",
 ]

@@ -41,9 +41,11 @@ class ProgressDisplay:
         """One less than the terminal's width, so the line never wraps and `\r` can redraw it."""
         return max(shutil.get_terminal_size((100, 20)).columns - 1, 20)
 
-    def begin(self, task: str, mode: str, repetition: int) -> None:
+    def begin(self, task: str, mode: str, repetition: int, at_once: int = 1) -> None:
+        """A run starts, or a batch of `at_once` runs together (each then reports `done`)."""
         label = "with prediction" if mode == "prediction" else "without"
-        self.current = f"{task} ({label}, #{repetition + 1})"
+        batch = f", {at_once} at once" if at_once > 1 else ""
+        self.current = f"{task} ({label}, #{repetition + 1}{batch})"
         if self.tty:
             self._bar()
 

@@ -1,8 +1,9 @@
-"""The report for people: a table with a header and notes, on the terminal or in Markdown."""
+"""The report for people: a table with a header and notes, on the terminal or in Markdown; under
+load (--concurrency) a second table, one row per level."""
 
 from __future__ import annotations
 
-from .report import ModeSummary, PairsSummary, Report, Spread
+from .report import LoadLevel, ModeSummary, PairsSummary, Report, Spread
 
 KIND_LABELS = {"mostly-unchanged": "small edit", "heavy-rewrite": "rewrite"}
 
@@ -19,6 +20,19 @@ COLUMNS = (
     "same text",
     "matches expected (with · without)",
     "cost (with / without, ratio)",
+)
+
+LOAD_COLUMNS = (
+    "concurrency",
+    "pairs",
+    "with prediction, s",
+    "without, s",
+    "speedup",
+    "end-to-end tok/s per request (with / without)",
+    "aggregate tok/s (with / without)",
+    "aggregate ratio",
+    "accepted / rejected",
+    "streaming at once (with / without)",
 )
 
 
@@ -91,6 +105,47 @@ def _cells(name: str, kind: str, row: PairsSummary) -> list[str]:
     ]
 
 
+def _level_acceptance(level: LoadLevel) -> str:
+    counted = level.metrics_during_level
+    if level.acceptance_approximate and counted is not None:
+        # Each request's /metrics reading also counted its batch-mates' drafts: the level's difference does not.
+        return f"{counted.accepted:.0f} / {counted.drafted - counted.accepted:.0f} ({counted.rate:.0%}, /metrics)"
+    return _acceptance(level.summary.prediction)
+
+
+def _at_once(a: int | None, b: int | None) -> str:
+    return f"{'–' if a is None else a} / {'–' if b is None else b}"
+
+
+def load_rows(report: Report) -> list[list[str]]:
+    """One row per concurrency level, lowest first."""
+    rows = []
+    for level in report.load:
+        row, p, b = level.summary, level.prediction, level.baseline
+        ratio = level.aggregate_ratio
+        rows.append(
+            [
+                str(level.concurrency),
+                str(row.pairs),
+                _seconds(row.prediction.latency_ms),
+                _seconds(row.baseline.latency_ms),
+                _speedup(row),
+                _both(row.prediction.effective_tokens_per_s, row.baseline.effective_tokens_per_s, 1),
+                _both(p.aggregate_tokens_per_s, b.aggregate_tokens_per_s, 1),
+                "–" if ratio is None else f"{ratio:.2f}×",
+                _level_acceptance(level),
+                _at_once(p.streaming_at_once, b.streaming_at_once),
+            ]
+        )
+    return rows
+
+
+def load_title(report: Report) -> str:
+    if report.meta.simulated:
+        return "Speed under load (SIMULATED: measured against the loopback test backend, not a real server)"
+    return "Speed under load"
+
+
 def table_rows(report: Report) -> list[list[str]]:
     """One row per task, then the total."""
     return [*(_cells(t.name, t.kind, t.summary) for t in report.tasks), _cells("all tasks", "", report.total)]
@@ -106,6 +161,9 @@ def header_lines(report: Report) -> list[str]:
         extras = []
         if server.server_version:
             extras.append(server.server_version)
+        owned_by = str((server.model_info or {}).get("owned_by", ""))
+        if "simulated" in owned_by.lower():
+            extras.insert(0, f"SIMULATED: {owned_by}")  # the loopback test backend says so in /models
         max_model_len = (server.model_info or {}).get("max_model_len")
         if max_model_len:
             extras.append(f"max_model_len {max_model_len}")
@@ -125,6 +183,12 @@ def header_lines(report: Report) -> list[str]:
     )
     m = meta.machine
     lines.append(f"machine: {m.cpu}, {m.cores} cores, {m.memory_gib} GiB · {m.os} · Python {m.python}")
+    if meta.concurrency != (1,):
+        levels = ", ".join(str(n) for n in meta.concurrency)
+        lines.append(
+            f"concurrency: {levels} requests at once; the per-task table is at {meta.concurrency[0]}, "
+            "the load table has every level"
+        )
     lines.append(f"order: {meta.order}")
     counted = meta.metrics_during_bench
     if counted:
@@ -178,20 +242,57 @@ def footer_lines(report: Report) -> list[str]:
         "matches expected: answers equal to the task's expected file, a note on the model, not a quality "
         "measure of refactor-lsp."
     )
+    if report.load:
+        lines += load_footer_lines(report)
     return lines
 
 
-def render_terminal(report: Report) -> str:
-    rows = [list(COLUMNS), *table_rows(report)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+def load_footer_lines(report: Report) -> list[str]:
+    lines = [
+        "speed under load: at concurrency N each task runs as a batch of N identical requests sent at once in one "
+        "mode, then N in the other (the first mode alternating as in the per-task table); a pair is a request and "
+        "the one in the same place of the other mode's batch. Latency (median, min–max) and speedup (median over "
+        "pairs) as above; end-to-end tok/s per request: the median over requests of output tokens ÷ latency (the "
+        "JSON also has the generation rate, output tokens ÷ (latency − TTFT)); aggregate tok/s: all output tokens of "
+        "a mode's batches ÷ those batches' wall time (first request sent → last answer ended), what the server "
+        "delivered to everyone at once; aggregate ratio: with ÷ without; streaming at once: the fewest, over a "
+        "mode's batches, of the most answers streaming (first token → end) at one instant, by the bench's clock."
+    ]
+    if any(level.acceptance_approximate and level.metrics_during_level for level in report.load):
+        lines.append(
+            "accepted / rejected marked /metrics: the server's counters over the level (read per request they "
+            "would count each batch-mate's drafts too)."
+        )
+    for level in report.load:
+        seen = [n for n in (level.prediction.streaming_at_once, level.baseline.streaming_at_once) if n is not None]
+        if seen and min(seen) < level.concurrency:
+            lines.append(
+                f"WARNING: at concurrency {level.concurrency} some batch had only {min(seen)} answers streaming at "
+                "once: the load was lighter than asked (answers too short to overlap, or requests queued on the way)."
+            )
+    return lines
+
+
+def _terminal_table(columns: tuple[str, ...], rows: list[list[str]], left: int, total: bool) -> list[str]:
+    """Columns padded to fit, the first `left` ones to the left; `total`: a rule above the last row."""
+    table = [list(columns), *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    rule = "  ".join("-" * w for w in widths)
 
     def line(cells: list[str]) -> str:
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        cells = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
         return "  ".join(cells)
 
-    out = [*header_lines(report), "", line(rows[0]), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows[1:-1]]
-    out += ["  ".join("-" * w for w in widths), line(rows[-1]), "", *footer_lines(report)]
+    if total:
+        return [line(table[0]), rule, *(line(r) for r in table[1:-1]), rule, line(table[-1])]
+    return [line(table[0]), rule, *(line(r) for r in table[1:])]
+
+
+def render_terminal(report: Report) -> str:
+    out = [*header_lines(report), "", *_terminal_table(COLUMNS, table_rows(report), 2, total=True)]
+    if report.load:
+        out += ["", load_title(report), *_terminal_table(LOAD_COLUMNS, load_rows(report), 1, total=False)]
+    out += ["", *footer_lines(report)]
     return "\n".join(out) + "\n"
 
 
@@ -206,6 +307,10 @@ def render_markdown(report: Report) -> str:
         out.insert(0, f"Command: `{report.meta.command}`\n")
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(COLUMNS) - 2)) + "|"]
     out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    if report.load:
+        out += ["", f"**{esc(load_title(report))}**", ""]
+        out += ["| " + " | ".join(LOAD_COLUMNS) + " |", "|" + "|".join(["---:"] * len(LOAD_COLUMNS)) + "|"]
+        out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in load_rows(report)]
     for line in footer_lines(report):
         out += ["", line]
     return "\n".join(out) + "\n"

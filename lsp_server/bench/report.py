@@ -1,4 +1,5 @@
-"""A bench's results as typed summaries: per mode, per task and overall, with the header's facts.
+"""A bench's results as typed summaries: per mode, per task and overall, per concurrency level, with
+the header's facts.
 
 The JSON report is built from them at the edge (`Report.to_dict`); its keys are the contract that
 readers of saved reports rely on, so they do not change when these types do.
@@ -13,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..metrics import SOURCE_APPROXIMATE
 from ..stats import median
 from .probes import DraftsCounted, Machine, ServerInfo
-from .runs import Mode, Pair, Run
+from .runs import Batch, Mode, Pair, Run
 from .tasks import Task
 
 
@@ -142,6 +144,13 @@ class Meta:
     machine: Machine
     wall_s: float
     metrics_during_bench: DraftsCounted | None = None
+    concurrency: tuple[int, ...] = (1,)  # the levels run, lowest first; the per-task table is at the first
+
+    @property
+    def simulated(self) -> bool:
+        """A server said its figures are simulated (the loopback test backend does, in /models)."""
+        servers = [s for s in (self.backend, self.baseline) if s is not None]
+        return any("simulated" in str((s.model_info or {}).get("owned_by", "")).lower() for s in servers)
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -152,6 +161,76 @@ class Meta:
             del data["metrics_during_bench"]
         else:
             data["metrics_during_bench"] = self.metrics_during_bench.to_dict()
+        if self.concurrency == (1,):
+            del data["concurrency"]  # a report without --concurrency reads as it always did
+        else:
+            data["concurrency"] = list(self.concurrency)
+        return data
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One mode's batches at one concurrency: what the server delivered to all of their requests together."""
+
+    batches: int
+    requests: int
+    output_tokens: int  # summed over every answer, as `Run.useful_tokens` counts them
+    busy_s: float  # the batches' wall times (first request sent → last answer ended), summed
+    streaming_at_once: int | None  # the fewest, over the batches, of each batch's peak; None: no batch
+
+    @property
+    def aggregate_tokens_per_s(self) -> float | None:
+        return self.output_tokens / self.busy_s if self.busy_s > 0 else None
+
+    @classmethod
+    def of(cls, batches: Sequence[Batch]) -> Throughput:
+        return cls(
+            batches=len(batches),
+            requests=sum(b.concurrency for b in batches),
+            output_tokens=sum(b.output_tokens for b in batches),
+            busy_s=sum(b.wall_s for b in batches),
+            streaming_at_once=min((b.streaming_at_once for b in batches), default=None),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"aggregate_tokens_per_s": self.aggregate_tokens_per_s}
+
+
+@dataclass(frozen=True)
+class LoadLevel:
+    """Every task at one concurrency: the pairs' summary, and what the server delivered to all at once."""
+
+    concurrency: int
+    wall_s: float  # the whole level, both modes
+    summary: PairsSummary  # over the level's pairs: a request of one batch and its place-mate in the other
+    prediction: Throughput
+    baseline: Throughput
+    batches: tuple[Batch, ...]
+    metrics_during_level: DraftsCounted | None = None
+
+    @property
+    def aggregate_ratio(self) -> float | None:
+        """Aggregate tok/s with ÷ without the prediction: how much more the busy server delivered in all."""
+        with_, without = self.prediction.aggregate_tokens_per_s, self.baseline.aggregate_tokens_per_s
+        return with_ / without if with_ is not None and without else None
+
+    @property
+    def acceptance_approximate(self) -> bool:
+        """Acceptance read per request from /metrics while the batch's other requests ran: each reading
+        counts the others' drafts too, so their sum overstates; the level's /metrics difference does not."""
+        return SOURCE_APPROXIMATE in self.summary.prediction.acceptance_sources
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "concurrency": self.concurrency,
+            "wall_s": self.wall_s,
+            "aggregate_ratio": self.aggregate_ratio,
+            "throughput": {"prediction": self.prediction.to_dict(), "baseline": self.baseline.to_dict()},
+        }
+        data |= self.summary.to_dict()
+        if self.metrics_during_level is not None:
+            data["metrics_during_level"] = self.metrics_during_level.to_dict()
+        data["batches"] = [batch.to_dict() for batch in self.batches]
         return data
 
 
@@ -161,16 +240,28 @@ class Report:
     tasks: tuple[TaskSummary, ...]
     total: PairsSummary
     pairs: tuple[Pair, ...]
+    load: tuple[LoadLevel, ...] = ()  # one per --concurrency level; empty without the option
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: meta, tasks, total, pairs and every run."""
-        return {
+        """The JSON report: meta, tasks, total, pairs and every run (at the first concurrency level);
+        with --concurrency also `load`, each level whole, its batches holding their runs."""
+        data = {
             "meta": self.meta.to_dict(),
             "tasks": [task.to_dict() for task in self.tasks],
             "total": self.total.to_dict(),
             "pairs": [pair.to_dict() for pair in self.pairs],
             "runs": [run.to_dict() for pair in self.pairs for run in (pair.prediction, pair.baseline)],
         }
+        if self.load:
+            data["load"] = [level.to_dict() for level in self.load]
+        return data
+
+    @property
+    def errors(self) -> int:
+        """Failed runs, at every level."""
+        if not self.load:
+            return self.total.errors
+        return sum(level.summary.errors for level in self.load)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -242,7 +333,25 @@ def summarize_pairs(pairs: Sequence[Pair]) -> PairsSummary:
     )
 
 
-def build_report(tasks: Sequence[Task], pairs: Sequence[Pair], meta: Meta) -> Report:
+def summarize_level(
+    concurrency: int,
+    pairs: Sequence[Pair],
+    batches: Sequence[Batch],
+    wall_s: float,
+    metrics_during_level: DraftsCounted | None = None,
+) -> LoadLevel:
+    return LoadLevel(
+        concurrency=concurrency,
+        wall_s=wall_s,
+        summary=summarize_pairs(pairs),
+        prediction=Throughput.of([b for b in batches if b.mode == "prediction"]),
+        baseline=Throughput.of([b for b in batches if b.mode == "baseline"]),
+        batches=tuple(batches),
+        metrics_during_level=metrics_during_level,
+    )
+
+
+def build_report(tasks: Sequence[Task], pairs: Sequence[Pair], meta: Meta, load: Sequence[LoadLevel] = ()) -> Report:
     summaries = []
     for task in tasks:
         start, end = task.span()
@@ -256,4 +365,4 @@ def build_report(tasks: Sequence[Task], pairs: Sequence[Pair], meta: Meta) -> Re
                 summary=summarize_pairs([p for p in pairs if p.task == task.name]),
             )
         )
-    return Report(meta, tuple(summaries), summarize_pairs(pairs), tuple(pairs))
+    return Report(meta, tuple(summaries), summarize_pairs(pairs), tuple(pairs), tuple(load))

@@ -1,11 +1,14 @@
 """A bench run: the plan (checked before anything is sent), the order of the runs, each run through
-the engine, and the whole bench with what the servers say around it."""
+the engine, batches of runs at once for --concurrency, and the whole bench with what the servers say
+around it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import difflib
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,14 +22,41 @@ from ..engine import Engine
 from ..refactor import Progress, RefactorError
 from .probes import describe_server, drafts_between, machine, read_counters
 from .progress import ProgressDisplay
-from .report import Meta, Report, build_report
-from .runs import Mode, Pair, Run
+from .report import LoadLevel, Meta, Report, build_report, summarize_level
+from .runs import Batch, Mode, Pair, Run
 from .tasks import BenchError, Task
 
 ORDER = (
     "pairs alternate which mode runs first, task by task and repetition by repetition "
     "(ABAB..., then BABA...); one untimed warm-up request per backend first"
 )
+LOAD_ORDER = (
+    "; under load (--concurrency N), each task runs as a batch of N identical requests sent at once in one "
+    "mode, then N in the other, the first mode alternating as above; levels run lowest first, each after N "
+    "untimed warm-up requests at once per backend"
+)
+
+
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """--concurrency's levels: "4,1,2" → (1, 2, 4), each once, lowest first. Raises BenchError."""
+    levels = []
+    for part in text.split(","):
+        part = part.strip()
+        # Digits only: "+2", "2.0", "1e3" and "²" are not what a reader of the report would expect.
+        if not re.fullmatch(r"[0-9]+", part) or int(part) < 1:
+            raise BenchError(
+                f"--concurrency takes whole numbers of 1 or more, separated by commas (like 1,2,4); {part!r} is not one"
+            )
+        levels.append(int(part))
+    return tuple(sorted(set(levels)))
+
+
+def max_concurrency() -> int:
+    """The most requests the engine's HTTP clients can have open at once: ClientPool passes no limits of
+    its own, so the OpenAI SDK's defaults hold. Above it, requests would queue in the client, unseen."""
+    from openai import DEFAULT_CONNECTION_LIMITS
+
+    return DEFAULT_CONNECTION_LIMITS.max_connections or 1
 
 
 @dataclass(frozen=True)
@@ -37,6 +67,17 @@ class BenchPlan:
     tasks: tuple[Task, ...]
     repeat: int
     max_tokens: int  # 0: from the region size
+    concurrency: tuple[int, ...] = (1,)  # requests at once, per level, lowest first
+
+    @property
+    def under_load(self) -> bool:
+        """--concurrency asked for something else than one request at a time: the report gets its load table."""
+        return self.concurrency != (1,)
+
+    @property
+    def runs(self) -> int:
+        """Measured runs in all: every task, repetition and mode, at every level, N at a time."""
+        return len(self.tasks) * self.repeat * 2 * sum(self.concurrency)
 
     @property
     def baseline_is_other_backend(self) -> bool:
@@ -50,12 +91,21 @@ def make_plan(
     tasks: Sequence[Task],
     repeat: int,
     max_tokens: int = 0,
+    concurrency: Sequence[int] = (1,),
 ) -> BenchPlan:
     """Check that the comparison makes sense before anything is sent."""
     if repeat < 1:
         raise BenchError("--repeat must be at least 1")
     if max_tokens < 0:
         raise BenchError("--max-tokens must be 0 (from the region size) or more")
+    levels = tuple(sorted(set(concurrency)))
+    if not levels or levels[0] < 1:
+        raise BenchError("--concurrency takes whole numbers of 1 or more, separated by commas (like 1,2,4)")
+    if levels[-1] > max_concurrency():
+        raise BenchError(
+            f"--concurrency {levels[-1]} is more than the {max_concurrency()} connections the HTTP client opens "
+            "at once; the rest would wait in its queue, not load the server"
+        )
     try:
         backend = config.backend(backend_name)
         baseline = config.backend(baseline_name) if baseline_name else backend
@@ -81,7 +131,7 @@ def make_plan(
         config.refactor, temperature=0.0, max_tokens=max_tokens or config.refactor.max_tokens
     )
     return BenchPlan(
-        dataclasses.replace(config, refactor=refactor), backend, baseline, tuple(tasks), repeat, max_tokens
+        dataclasses.replace(config, refactor=refactor), backend, baseline, tuple(tasks), repeat, max_tokens, levels
     )
 
 
@@ -131,8 +181,9 @@ async def run_one(
     )
 
 
-async def warm_up(engine: Engine, plan: BenchPlan) -> None:
-    """One tiny untimed request per backend: connections open, lazy initialisation done, and a
+async def warm_up(engine: Engine, plan: BenchPlan, at_once: int = 1) -> None:
+    """Tiny untimed requests per backend, `at_once` of them together: connections open (as many as a
+    batch will use, so no measured request pays for a new one), lazy initialisation done, and a
     backend that is down is reported before the first measurement."""
     seen = []
     for backend in (plan.backend, plan.baseline):
@@ -141,32 +192,99 @@ async def warm_up(engine: Engine, plan: BenchPlan) -> None:
         seen.append(backend.name)
         request = StreamRequest([{"role": "user", "content": "Reply with the word: ok"}], None, 1, 0.0)
         try:
-            await engine.stream(backend, plan.config.refactor, request)
+            if at_once == 1:
+                await engine.stream(backend, plan.config.refactor, request)
+            else:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(at_once):
+                        group.create_task(engine.stream(backend, plan.config.refactor, request))
         except BackendError as exc:
             raise BenchError(str(exc)) from None
+        except ExceptionGroup as group_error:
+            first = group_error.exceptions[0]
+            if isinstance(first, BackendError):
+                raise BenchError(str(first)) from None
+            raise
+
+
+def _check_prediction_ran(plan: BenchPlan, run: Run) -> None:
+    if run.mode == "prediction" and run.stats is not None and run.stats.prediction_via == "off":
+        notes = "; ".join(run.stats.notes)
+        raise BenchError(
+            f"the backend '{plan.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "
+            "so there is nothing to compare"
+        )
+
+
+async def run_batch(
+    engine: Engine,
+    plan: BenchPlan,
+    task: Task,
+    mode: Mode,
+    repetition: int,
+    first: bool,
+    at_once: int,
+    progress: ProgressDisplay | None = None,
+) -> Batch:
+    """The same task in one mode, `at_once` times together through the one engine (its clients and
+    connections shared, as a server's editors would share a backend)."""
+    started = time.perf_counter()
+    offsets = [0.0] * at_once
+    on_chars = progress.on_chars if progress is not None else None
+
+    async def one(slot: int) -> Run:
+        offsets[slot] = time.perf_counter() - started
+        run = await run_one(engine, plan, task, mode, repetition, first, on_chars)
+        if progress is not None:
+            progress.done(run)
+        return run
+
+    if at_once == 1:
+        runs = [await one(0)]
+    else:
+        # run_one turns every refactor failure into a Run; anything else is a bug, and ends the batch.
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(slot)) for slot in range(at_once)]
+        runs = [t.result() for t in tasks]
+    return Batch(task.name, mode, repetition, tuple(offsets), time.perf_counter() - started, tuple(runs))
+
+
+@dataclass(frozen=True)
+class LevelRuns:
+    """What one concurrency level ran: the pairs (slot i of a task's batch with slot i of the other
+    mode's), the batches in running order, and the level's wall time."""
+
+    concurrency: int
+    pairs: tuple[Pair, ...]
+    batches: tuple[Batch, ...]
+    wall_s: float
+
+
+async def run_level(
+    engine: Engine, plan: BenchPlan, at_once: int, progress: ProgressDisplay | None = None
+) -> LevelRuns:
+    """The whole schedule with `at_once` requests in flight: each (repetition, task, mode) a batch."""
+    started = time.perf_counter()
+    pairs: list[Pair] = []
+    batches: list[Batch] = []
+    for repetition, task, modes in schedule(plan):
+        by_mode: dict[Mode, Batch] = {}
+        for position, mode in enumerate(modes):
+            if progress is not None:
+                progress.begin(task.name, mode, repetition, at_once)
+            batch = await run_batch(engine, plan, task, mode, repetition, position == 0, at_once, progress)
+            by_mode[mode] = batch
+            batches.append(batch)
+            for run in batch.runs:
+                _check_prediction_ran(plan, run)
+        with_, without = by_mode["prediction"].runs, by_mode["baseline"].runs
+        pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
+    return LevelRuns(at_once, tuple(pairs), tuple(batches), time.perf_counter() - started)
 
 
 async def run_bench(engine: Engine, plan: BenchPlan, progress: ProgressDisplay | None = None) -> list[Pair]:
-    pairs: list[Pair] = []
-    for repetition, task, modes in schedule(plan):
-        runs: dict[Mode, Run] = {}
-        for position, mode in enumerate(modes):
-            if progress is not None:
-                progress.begin(task.name, mode, repetition)
-            run = await run_one(
-                engine, plan, task, mode, repetition, position == 0, progress.on_chars if progress is not None else None
-            )
-            runs[mode] = run
-            if progress is not None:
-                progress.done(run)
-            if mode == "prediction" and run.stats is not None and run.stats.prediction_via == "off":
-                notes = "; ".join(run.stats.notes)
-                raise BenchError(
-                    f"the backend '{plan.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "
-                    "so there is nothing to compare"
-                )
-        pairs.append(Pair(task.name, repetition, runs["prediction"], runs["baseline"]))
-    return pairs
+    """The pairs of one request at a time, in schedule order."""
+    return list((await run_level(engine, plan, 1, progress)).pairs)
 
 
 async def measure(
@@ -179,15 +297,26 @@ async def measure(
     progress_stream: TextIO | None = None,
 ) -> Report:
     """The whole bench: warm up, describe the servers, run every pair with a progress display (on
-    `progress_stream`, default stderr), read /metrics before and after. Raises BenchError."""
+    `progress_stream`, default stderr), at each concurrency level, reading /metrics before and after
+    (and around each level under load). Raises BenchError."""
     await warm_up(engine, plan)
     backend_info = await describe_server(plan.backend)
     baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
     before = await read_counters(plan.backend)
-    progress = ProgressDisplay(len(plan.tasks) * plan.repeat * 2, progress_stream)
+    progress = ProgressDisplay(plan.runs, progress_stream)
     started = time.monotonic()
+    ran: list[LevelRuns] = []
+    levels: list[LoadLevel] = []
     try:
-        pairs = await run_bench(engine, plan, progress)
+        for at_once in plan.concurrency:
+            if at_once > 1:
+                await warm_up(engine, plan, at_once)
+            level_before = await read_counters(plan.backend) if plan.under_load else None
+            ran.append(await run_level(engine, plan, at_once, progress))
+            if plan.under_load:
+                level = ran[-1]
+                counted = drafts_between(level_before, await read_counters(plan.backend))
+                levels.append(summarize_level(at_once, level.pairs, level.batches, level.wall_s, counted))
     finally:
         progress.close()
     after = await read_counters(plan.backend)
@@ -201,10 +330,11 @@ async def measure(
         repetitions=plan.repeat,
         max_tokens=plan.max_tokens,
         temperature=0.0,
-        order=ORDER,
+        order=ORDER + (LOAD_ORDER if plan.under_load else ""),
         note=note,
         machine=machine(),
         wall_s=round(time.monotonic() - started, 1),
         metrics_during_bench=drafts_between(before, after),
+        concurrency=plan.concurrency,
     )
-    return build_report(plan.tasks, pairs, meta)
+    return build_report(plan.tasks, ran[0].pairs, meta, levels)  # the per-task table: the lowest level

@@ -1,4 +1,5 @@
-"""What one bench run measured, and a pair of runs: the same task with and without the prediction."""
+"""What one bench run measured, a pair of runs (the same task with and without the prediction), and a
+batch: the same task in one mode, several times at once (`--concurrency`)."""
 
 from __future__ import annotations
 
@@ -84,4 +85,57 @@ class Pair:
             "speedup": self.speedup,
             "same_text": self.same_text,
             "common_prefix_chars": self.common_prefix_chars,
+        }
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The same task in one mode, sent `len(runs)` times at once: what a bench measures under load."""
+
+    task: str
+    mode: Mode
+    repetition: int
+    started_s: tuple[float, ...]  # when each run was sent, in seconds after the batch began
+    wall_s: float  # the batch began → its last answer ended
+    runs: tuple[Run, ...]
+
+    @property
+    def concurrency(self) -> int:
+        return len(self.runs)
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens of all the batch's answers, counted as `Run.useful_tokens` counts them."""
+        return sum(run.useful_tokens or 0 for run in self.runs)
+
+    @property
+    def streaming_at_once(self) -> int:
+        """The most answers that were streaming at one instant (first token → end, by our clock).
+
+        Counted from the answers' own timings rather than from how many requests we started: a client
+        whose connection pool queued requests would start N but stream them one after another.
+        """
+        events: list[tuple[float, int]] = []
+        for started, run in zip(self.started_s, self.runs, strict=True):
+            if run.stats is None:
+                continue
+            events.append((started + (run.stats.ttft_ms or 0.0) / 1000, 1))
+            events.append((started + run.stats.latency_ms / 1000, -1))
+        peak = now = 0
+        for _, step in sorted(events):  # at the same instant an end (-1) sorts first: touching is not overlapping
+            now += step
+            peak = max(peak, now)
+        return peak
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "mode": self.mode,
+            "repetition": self.repetition,
+            "concurrency": self.concurrency,
+            "started_s": list(self.started_s),
+            "wall_s": self.wall_s,
+            "output_tokens": self.output_tokens,
+            "streaming_at_once": self.streaming_at_once,
+            "runs": [run.to_dict() for run in self.runs],
         }

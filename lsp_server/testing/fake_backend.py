@@ -10,13 +10,31 @@ from the prompt (n-gram prompt lookup), ends with a usage chunk whose `choices` 
 per-request `metrics.speculative_decoding`, and counts drafts on `/metrics`; "llamacpp" drafts
 from the prompt and reports `timings`. Faults are queued with `enqueue(Reply(...))`.
 
-Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL).
+Load (off by default, and then every pass costs exactly `step_s`): a real server streams its
+requests in batches, one forward pass for all of them. Decoding is memory-bound, so a pass that
+carries a few more tokens (another request's, or draft tokens to verify) costs about the same, until
+the batch saturates the compute; that is why speculation pays on an idle server and less on a busy
+one. Two knobs model it:
+- `load_factor`: each other request streaming makes a pass dearer by this fraction (KV-cache reads,
+  scheduling), with or without drafts;
+- `batch_tokens`: the tokens a pass handles for the price of one. Each streaming request puts 1 +
+  its draft tokens into the pass; beyond `batch_tokens` in all the pass is compute-bound and costs
+  in proportion, so verifying drafts competes with the other requests.
+A pass costs `step_s * (1 + load_factor * (active - 1)) * max(1, tokens / batch_tokens)`, with
+`active` the requests streaming and `tokens` what they put in their passes, as they stand when the
+pass begins. Each stream advances on its own clock rather than in a lockstep batch: simpler, and the
+same in steady state. `peak_active_streams` records how many answers streamed at once. Anything
+measured against this server is simulated; its `/models` entries say so (`owned_by`).
+
+Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL;
+`--load-factor` and `--batch-tokens` turn the load model on).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 import threading
@@ -39,6 +57,7 @@ class Simulation:
     steps: list[str]  # the text each forward pass emits
     accepted: int
     drafted: int
+    drafts: list[int] = field(default_factory=list)  # draft tokens verified in each pass (empty: none at all)
 
     @property
     def rejected(self) -> int:
@@ -60,6 +79,7 @@ def simulate(answer: str, draft_source: str | None, draft_len: int = 8, aligned:
         for j in range(len(source) - n + 1):
             index.setdefault(tuple(source[j : j + n]), j + n)
     steps: list[str] = []
+    drafts: list[int] = []
     accepted_total = drafted_total = 0
     i = 0
     ptr: int | None = 0 if aligned else None  # where in the source the next draft starts
@@ -77,13 +97,14 @@ def simulate(answer: str, draft_source: str | None, draft_len: int = 8, aligned:
             accepted += 1
         emitted = out[i : i + accepted + 1]
         steps.append("".join(emitted))
+        drafts.append(len(draft))
         accepted_total += accepted
         drafted_total += len(draft)
         i += len(emitted)
         if ptr is not None:
             ptr += accepted
             ptr = ptr + 1 if ptr < len(source) and i <= len(out) and source[ptr] == out[i - 1] else None
-    return Simulation(steps, accepted_total, drafted_total)
+    return Simulation(steps, accepted_total, drafted_total, drafts)
 
 
 def region_of(messages: list[dict[str, Any]]) -> str:
@@ -147,7 +168,11 @@ class FakeBackend:
         reject_prediction: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
+        load_factor: float = 0.0,
+        batch_tokens: int = 0,
     ) -> None:
+        if load_factor < 0 or batch_tokens < 0:
+            raise ValueError("load_factor and batch_tokens must be 0 (off) or more")
         self.kind = kind
         self.step_s = step_s
         self.draft_len = draft_len
@@ -158,11 +183,17 @@ class FakeBackend:
         self.reject_prediction = reject_prediction
         self.host = host
         self.port = port
+        self.load_factor = load_factor
+        self.batch_tokens = batch_tokens  # 0: no limit
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.replies: list[Reply] = []
         self.open_connections = 0
         self.active_streams = 0
+        self.peak_active_streams = 0  # since the start or the last reset()
+        # Tokens each streaming answer puts into its current forward pass (1 + its draft), by stream.
+        self._in_pass: dict[int, int] = {}
+        self._stream_ids = itertools.count()
         self.disconnects = 0  # clients that hung up mid-answer
         self.counters = {"accepted": 0, "drafted": 0}
         # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
@@ -177,6 +208,27 @@ class FakeBackend:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def load_model(self) -> bool:
+        return bool(self.load_factor or self.batch_tokens)
+
+    def describe(self) -> str:
+        """What this server simulates, in a line (its `/models` entries carry it)."""
+        text = f"simulated by refactor-lsp's fake backend ({self.kind}, {self.step_s * 1000:g} ms a pass"
+        if self.speculation:
+            text += f", drafts of {self.draft_len}"
+        if self.load_model:
+            text += f", load factor {self.load_factor:g}, {self.batch_tokens or 'unlimited'} tokens a pass"
+        return text + ")"
+
+    def pass_s(self, active: int, tokens: int) -> float:
+        """What one forward pass costs with `active` answers streaming that put `tokens` into their passes."""
+        if not self.load_model:
+            return self.step_s
+        crowding = 1 + self.load_factor * max(active - 1, 0)
+        saturation = max(1.0, tokens / self.batch_tokens) if self.batch_tokens else 1.0
+        return self.step_s * crowding * saturation
 
     def start(self) -> FakeBackend:
         self._thread = threading.Thread(target=self._run, name="fake-backend", daemon=True)
@@ -203,9 +255,11 @@ class FakeBackend:
     def reset(self) -> None:
         """Forget everything a test could read back: queued replies, what was received, every count.
 
-        `open_connections` and `active_streams` describe connections alive now, so they stay.
+        `open_connections` and `active_streams` describe connections alive now, so they stay, and
+        the peak starts again from the streams alive now.
         """
         with self._lock:
+            self.peak_active_streams = self.active_streams
             self.replies.clear()
             self.requests.clear()
             self.headers_seen.clear()
@@ -278,7 +332,13 @@ class FakeBackend:
         path = path.split("?", 1)[0]
         if method == "GET" and path.endswith("/models"):
             await self._send(
-                writer, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}, {}
+                writer,
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": m, "object": "model", "owned_by": self.describe()} for m in self.models],
+                },
+                {},
             )
             return True
         if method == "GET" and path == "/metrics":
@@ -375,6 +435,8 @@ class FakeBackend:
             chunk(b"data: " + json.dumps({**base, **payload}).encode() + b"\n\n")
 
         self.active_streams += 1
+        self.peak_active_streams = max(self.peak_active_streams, self.active_streams)
+        stream_id = next(self._stream_ids)
         try:
             event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
             await writer.drain()
@@ -384,8 +446,12 @@ class FakeBackend:
                 (request.get("stream_options") or {}).get("continuous_usage_stats")
             )
             stalled = False
-            for text in steps:
-                await asyncio.sleep(self.step_s)
+            for index, text in enumerate(steps):
+                delay = self.step_s
+                if self.load_model:
+                    self._in_pass[stream_id] = 1 + (sim.drafts[index] if index < len(sim.drafts) else 0)
+                    delay = self.pass_s(len(self._in_pass), sum(self._in_pass.values()))
+                await asyncio.sleep(delay)
                 if 0 <= reply.drop_after_chars <= sent:
                     writer.transport.abort()
                     return False
@@ -455,6 +521,7 @@ class FakeBackend:
             return True
         finally:
             self.active_streams -= 1
+            self._in_pass.pop(stream_id, None)
 
 
 def main() -> None:
@@ -466,13 +533,32 @@ def main() -> None:
     parser.add_argument("--step-ms", type=float, default=2.0)
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--no-speculation", action="store_true")
+    parser.add_argument("--draft-len", type=int, default=8, help="draft tokens per pass (default 8)")
+    parser.add_argument(
+        "--load-factor",
+        type=float,
+        default=0.0,
+        help="load model: each other streaming request makes a pass dearer by this fraction (default 0: off)",
+    )
+    parser.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=0,
+        help="load model: tokens (1 + drafts per request, all requests) a pass handles for the price of one; "
+        "a fuller pass costs in proportion (default 0: no limit)",
+    )
     args = parser.parse_args()
+    if args.load_factor < 0 or args.batch_tokens < 0:
+        parser.error("--load-factor and --batch-tokens must be 0 (off) or more")
     backend = FakeBackend(
         args.kind,
         step_s=args.step_ms / 1000,
         port=args.port,
         models=tuple(args.model or ["fake-model"]),
         speculation=not args.no_speculation,
+        draft_len=args.draft_len,
+        load_factor=args.load_factor,
+        batch_tokens=args.batch_tokens,
     ).start()
     print(backend.url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):
