@@ -1,0 +1,523 @@
+"""Hunks: the `hunks` edit format, where the model answers only what changes, as SEARCH/REPLACE blocks.
+
+    <<<<<<< SEARCH
+    (lines copied from the region)
+    =======
+    (the lines that replace them)
+    >>>>>>> REPLACE
+
+The answer is parsed strictly (`parse_hunks`), then every block is located in the region and the
+region's new text is built (`apply_hunks`); `hunks_for` writes the answer that turns one text into
+another (the loopback test backend and the benchmark speak the format with it). Any doubt refuses
+the whole answer with a `HunksError` naming the block: a partial or guessed edit is never applied.
+
+Decisions, and why:
+- Blocks hold lines, not line breaks. SEARCH lines are compared by content, so a model writing `\\n`
+  matches a `\\r\\n` region; every line a REPLACE adds ends the region's way; lines a block copies
+  unchanged (its context) keep their own endings. The region's last line break, or its absence,
+  stays as it was, the rule the `region` format follows too (`hygiene.match_newlines`): a block can
+  never glue the region's last line to the code after it. An empty region (an empty document) has
+  no last break to keep; each line written into it ends with one.
+- Every block is located in the original region, the text the model saw, never in the text an
+  earlier block produced; blocks that change the same lines are refused (a block repeated word
+  for word is applied once, with a note), and blocks may come in any order. Each SEARCH must
+  match exactly once. Only when it matches nowhere is indentation let off: a SEARCH indented by a
+  constant amount more or less than the code (whitespace at line ends and on blank lines ignored
+  too) matches, and its REPLACE is shifted by the same amount, with a note. Differences that are
+  not one constant shift are refused: nothing says how to indent the REPLACE then. A block whose
+  SEARCH equals its REPLACE changes nothing and is skipped, with a note.
+- Markers stand alone on their lines, from the first column, trailing whitespace allowed.
+  `<<<<<<< SEARCH` and `>>>>>>> REPLACE` may have 5 to 9 marker characters (models miscount; the
+  keyword keeps them apart from code), the divider must be exactly `=======`: with no keyword, its
+  exact length is what tells it from a heading underline in a docstring. A block holding more than
+  one divider line (code with such an underline) is read at the divider whose SEARCH matches the
+  code; where several do, the longest SEARCH wins.
+- Outside the blocks only blank lines, markdown fence lines (around the answer or around each
+  block) and a file name right above a fence (the line some models put there) are allowed. Any
+  other text means the model did not follow the format, and the answer is refused.
+- An answer without any block means "the model changed nothing": a result with `changed` false
+  and a note saying so, which the caller reports as it reports an unchanged region. It is not an
+  error, and not a silent success either.
+- A `<think>` block and `finish_reason` are the caller's (hygiene's) business, before parsing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from itertools import pairwise
+
+from .text import split_lines
+
+SEARCH_MARKER = "<<<<<<< SEARCH"
+DIVIDER = "======="
+REPLACE_MARKER = ">>>>>>> REPLACE"
+# What the user can switch to when the model cannot write usable blocks.
+FALLBACK_SETTING = 'refactor.edit_format = "region"'
+
+HUNKS_SYSTEM_PROMPT = (
+    "You are a code refactoring engine inside an editor. You change one region of a file as the "
+    "instruction says, and you answer with only the changes, as SEARCH/REPLACE blocks:\n"
+    f"{SEARCH_MARKER}\n"
+    "(lines copied from the region)\n"
+    f"{DIVIDER}\n"
+    "(the lines that replace them)\n"
+    f"{REPLACE_MARKER}\n"
+    "Each SEARCH copies whole, consecutive lines of the region exactly as they are, character for "
+    "character, with their indentation and comments. Each SEARCH must occur only once in the region: "
+    "include enough unchanged lines around the change to make it unique, and no more. Use one block "
+    "per change, in the order the changes appear in the region; blocks must not overlap. An empty "
+    "REPLACE deletes the lines. Only the region can be changed, and never its markers. Answer with "
+    "the blocks only: no explanations, no file names, no markdown fences, no text between or around "
+    "the blocks. If the region is empty, answer with one block whose SEARCH is empty. If nothing "
+    "needs to change, answer with nothing at all."
+)
+# The user message's closing line (the `region` format's is in prompt.build_prompt).
+HUNKS_ANSWER_INSTRUCTION = (
+    "Answer only with SEARCH/REPLACE blocks that copy lines of the region exactly; no explanations, no markdown."
+)
+
+_HEAD = re.compile(r"<{5,9}[ \t]*SEARCH[ \t]*")
+_DIVIDER = re.compile(r"={7}[ \t]*")
+_TAIL = re.compile(r">{5,9}[ \t]*REPLACE[ \t]*")
+_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
+# "src/app.py" alone on a line above a fence: a file name, not an explanation.
+_FILE_NAME = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
+_NO_BLOCKS_NOTE = "the model answered with no SEARCH/REPLACE blocks: it made no change"
+_SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
+
+
+class HunksError(ValueError):
+    """The answer must not be applied; the message says why and what to do. `block` is 1-based."""
+
+    def __init__(self, message: str, block: int | None = None) -> None:
+        super().__init__(message)
+        self.block = block
+
+
+Lines = tuple[str, ...]  # line contents, without their line breaks
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One SEARCH/REPLACE block.
+
+    `other_readings` holds the other (search, replace) splits of a block with more than one
+    divider line; `apply_hunks` picks the one that matches the code.
+    """
+
+    search: Lines
+    replace: Lines
+    number: int = 0  # its place in the answer, from 1; 0: its place in the list given to apply_hunks
+    other_readings: tuple[tuple[Lines, Lines], ...] = ()
+
+
+@dataclass(frozen=True)
+class HunksResult:
+    text: str  # the region's new text
+    notes: list[str] = field(default_factory=list)  # what was let off or skipped, for the log
+    changed: bool = True  # False: no block changed anything (see `notes` for why)
+    blocks: int = 0  # how many blocks the answer had
+
+
+def _fail(problem: str, block: int | None = None) -> HunksError:
+    return HunksError(f"{problem}; nothing was applied — run it again, or use {FALLBACK_SETTING}", block)
+
+
+def _shown(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 3] + "..."
+
+
+def _content(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+# ---------------------------------------------------------------------------------------- parsing
+
+
+def parse_hunks(answer: str) -> list[Hunk]:
+    """The blocks of a model's answer, in order. Raises HunksError when the answer breaks the format.
+
+    A blank answer (or one of fences only) gives no blocks: the model made no change.
+    """
+    lines = [_content(line) for line in split_lines(answer)]
+    hunks: list[Hunk] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _HEAD.fullmatch(line):
+            hunk, i = _parse_block(lines, i, len(hunks) + 1)
+            hunks.append(hunk)
+            continue
+        if not line.strip() or _FENCE.fullmatch(line):
+            i += 1
+            continue
+        if _FILE_NAME.fullmatch(line) and i + 1 < len(lines) and _FENCE.fullmatch(lines[i + 1]):
+            i += 1
+            continue
+        if _DIVIDER.fullmatch(line) or _TAIL.fullmatch(line):
+            raise _fail(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
+        if not hunks and not any(_HEAD.fullmatch(rest) for rest in lines[i:]):
+            raise _fail(f'the model answered without SEARCH/REPLACE blocks (it wrote "{_shown(line)}")')
+        raise _fail(f'the model\'s answer has text outside the SEARCH/REPLACE blocks ("{_shown(line)}")')
+    return hunks
+
+
+def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
+    """The block whose SEARCH marker is lines[head], and the index of the line after it."""
+    end = head + 1
+    while end < len(lines) and not _TAIL.fullmatch(lines[end]):
+        if _HEAD.fullmatch(lines[end]):
+            raise _fail(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
+        end += 1
+    if end == len(lines):
+        # A truncated answer: what came of the block may be half a change.
+        raise HunksError(
+            f"the model's answer ends inside edit block {number} (no {REPLACE_MARKER} line), so it was "
+            "probably cut off; nothing was applied — run it again, select a smaller region or raise "
+            "refactor.max_tokens",
+            number,
+        )
+    body = lines[head + 1 : end]
+    dividers = [k for k, line in enumerate(body) if _DIVIDER.fullmatch(line)]
+    if not dividers:
+        raise _fail(f"the model's edit block {number} has no {DIVIDER} line between SEARCH and REPLACE", number)
+    readings = [(tuple(body[:k]), tuple(body[k + 1 :])) for k in dividers]
+    search, replace = readings[0]
+    return Hunk(search, replace, number, tuple(readings[1:])), end + 1
+
+
+# ---------------------------------------------------------------------------------------- applying
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A text as lines: contents, and each line's break ("" for an unterminated last line)."""
+
+    bom: str
+    lines: list[str]
+    ends: list[str]
+
+    @staticmethod
+    def of(text: str) -> _Text:
+        # A byte order mark belongs to the file, not to the first line the model copies.
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        raw = split_lines(text[len(bom) :])
+        lines = [_content(line) for line in raw]
+        return _Text(bom, lines, [line[len(content) :] for line, content in zip(raw, lines, strict=True)])
+
+    def newline(self) -> str | None:
+        """The most common line break; the first seen among equals."""
+        counts = Counter(end for end in self.ends if end)
+        return max(counts, key=counts.__getitem__) if counts else None
+
+
+Shift = tuple[str, str]  # ("+", "    "): the code is indented that much more than the SEARCH; ("-", ...): less
+
+
+@dataclass(frozen=True)
+class _Match:
+    start: int  # region lines [start, end) are replaced
+    end: int
+    lines: list[tuple[str, str | None]]  # (content, line break); None: a new line, which ends the region's way
+    number: int
+
+
+class _Finder:
+    """Where a SEARCH occurs in the region: exactly, else with a constant indentation shift."""
+
+    def __init__(self, text: _Text) -> None:
+        self.lines = text.lines
+        self.exact: defaultdict[str, list[int]] = defaultdict(list)
+        self.stripped: defaultdict[str, list[int]] = defaultdict(list)
+        for i, line in enumerate(text.lines):
+            self.exact[line].append(i)
+            self.stripped[line.strip()].append(i)
+
+    def exact_hits(self, search: Lines) -> list[int]:
+        k = len(search)
+        return [i for i in self.exact.get(search[0], ()) if tuple(self.lines[i : i + k]) == search]
+
+    def shifted_hits(self, search: Lines) -> list[tuple[int, Shift]]:
+        k, n = len(search), len(self.lines)
+        first = next((f for f, line in enumerate(search) if line.strip()), None)
+        starts: Iterable[int]
+        if first is None:
+            starts = range(n - k + 1)
+        else:
+            starts = [p - first for p in self.stripped.get(search[first].strip(), ()) if 0 <= p - first <= n - k]
+        hits: list[tuple[int, Shift]] = []
+        for i in starts:
+            shift = _shift_between(search, self.lines[i : i + k])
+            if shift is not None:
+                hits.append((i, shift))
+        return hits
+
+
+def _shift_between(search: Lines, code: list[str]) -> Shift | None:
+    """The one indentation shift that turns every SEARCH line into its code line, if there is one."""
+    if len(code) != len(search):
+        return None
+    shift: Shift | None = None
+    for s, c in zip(search, code, strict=True):
+        s, c = s.rstrip(), c.rstrip()
+        if not s or not c:
+            if s or c:
+                return None
+            continue
+        if c.endswith(s) and not c[: len(c) - len(s)].strip():
+            this = ("+", c[: len(c) - len(s)])
+        elif s.endswith(c) and not s[: len(s) - len(c)].strip():
+            this = ("-", s[: len(s) - len(c)])
+        else:
+            return None
+        if shift is None:
+            shift = this
+        elif shift != this:
+            return None
+    return shift or ("+", "")
+
+
+def _reindent(line: str, shift: Shift) -> str:
+    sign, indent = shift
+    if not indent or not line.strip():
+        return line
+    if sign == "+":
+        return indent + line
+    return line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
+
+
+def _describe(indent: str) -> str:
+    counts = ((indent.count("\t"), "tab"), (indent.count(" "), "space"))
+    return " and ".join(f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in counts if n)
+
+
+def _which(search: Lines) -> str:
+    """How a message points at a block: its SEARCH's first line that shows something."""
+    first = next((line for line in search if line.strip()), None)
+    return f"SEARCH starts with `{_shown(first)}`" if first is not None else "its SEARCH is blank"
+
+
+def _locate(hunk: Hunk, number: int, finder: _Finder, notes: list[str]) -> tuple[int, Lines, Lines, Shift]:
+    """Where the block's SEARCH is in the region (start line), the reading used, and the shift."""
+    readings = [(hunk.search, hunk.replace), *hunk.other_readings]
+    which = _which(hunk.search)
+    several = len(readings) > 1
+    for exact in (True, False):
+        unique: list[tuple[int, Lines, Lines, Shift]] = []
+        repeated = 0
+        for search, replace in readings:
+            if not search:
+                continue
+            hits = [(i, ("+", "")) for i in finder.exact_hits(search)] if exact else finder.shifted_hits(search)
+            if len(hits) == 1:
+                unique.append((hits[0][0], search, replace, hits[0][1]))
+            elif len(hits) > 1:
+                repeated = max(repeated, len(hits))
+        if unique:
+            # Of the readings that fit, the one whose SEARCH copies the most lines of the code.
+            found = max(unique, key=lambda u: len(u[1]))
+            if several:
+                notes.append(f"block {number} has several {DIVIDER} lines: read at the one whose SEARCH matches")
+            if not exact:
+                notes.append(_shift_note(number, found[3]))
+            return found
+        if repeated:
+            raise _fail(
+                f"the model's edit block {number} matches the code in {repeated} places ({which}), so it is "
+                "unclear which to change",
+                number,
+            )
+    raise _fail(f"the model's edit block {number} does not match the code ({which})", number)
+
+
+def _shift_note(number: int, shift: Shift) -> str:
+    sign, indent = shift
+    if not indent:
+        return f"block {number} matched only once whitespace at line ends and on blank lines was ignored"
+    more = "more" if sign == "+" else "less"
+    return (
+        f"block {number} matched only with different indentation: the code is indented {_describe(indent)} {more} "
+        "than its SEARCH, so its REPLACE was shifted the same way"
+    )
+
+
+def _replacement(text: _Text, start: int, search: Lines, replace: Lines, shift: Shift) -> list[tuple[str, str | None]]:
+    """The REPLACE as region lines: lines it copies unchanged from its SEARCH's edges are the code's own
+    (content and line break, whatever the model did to their whitespace); the others are new."""
+    prefix = 0
+    while prefix < min(len(search), len(replace)) and search[prefix] == replace[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(search), len(replace)) - prefix and search[-1 - suffix] == replace[-1 - suffix]:
+        suffix += 1
+    out: list[tuple[str, str | None]] = []
+    for x, line in enumerate(replace):
+        if x < prefix:
+            at: int | None = start + x
+        elif x >= len(replace) - suffix:
+            at = start + len(search) - (len(replace) - x)
+        else:
+            at = None
+        out.append((text.lines[at], text.ends[at]) if at is not None else (_reindent(line, shift), None))
+    return out
+
+
+def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -> HunksResult:
+    """The region with the blocks applied. Raises HunksError, applying nothing, when any block fails.
+
+    `newline` ends the lines the blocks add; by default the region's most common line break, else \\n.
+    """
+    text = _Text.of(region)
+    if not hunks:
+        return HunksResult(region, [_NO_BLOCKS_NOTE], changed=False, blocks=0)
+    notes: list[str] = []
+    finder = _Finder(text)
+    matches: list[_Match] = []
+    for place, hunk in enumerate(hunks, start=1):
+        number = hunk.number or place
+        if hunk.search == hunk.replace and not hunk.other_readings:
+            notes.append(f"block {number} changes nothing (its SEARCH and REPLACE are the same)")
+            continue
+        if not text.lines:
+            if hunk.search:
+                raise _fail(
+                    f"the model's edit block {number} does not match the code (the region is empty, and "
+                    f"{_which(hunk.search)})",
+                    number,
+                )
+            matches.append(_Match(0, 0, [(line, None) for line in hunk.replace], number))
+            continue
+        if not hunk.search and not hunk.other_readings:
+            raise _fail(
+                f"the model's edit block {number} has an empty SEARCH, which only an empty region allows", number
+            )
+        start, search, replace, shift = _locate(hunk, number, finder, notes)
+        if search == replace:
+            notes.append(f"block {number} changes nothing (its SEARCH and REPLACE are the same)")
+            continue
+        matches.append(_Match(start, start + len(search), _replacement(text, start, search, replace, shift), number))
+    matches.sort(key=lambda m: (m.start, m.end, m.number))
+    distinct: list[_Match] = []
+    for match in matches:
+        if distinct and (distinct[-1].start, distinct[-1].end, distinct[-1].lines) == (
+            match.start,
+            match.end,
+            match.lines,
+        ):
+            # A model that repeats a block means the same change once, not two conflicting ones.
+            notes.append(f"block {match.number} repeats block {distinct[-1].number}: applied once")
+            continue
+        distinct.append(match)
+    for before, after in pairwise(distinct):
+        if after.start < before.end or after.start == before.start:
+            first, second = sorted((before.number, after.number))
+            raise _fail(f"the model's edit blocks {first} and {second} change the same lines of the code", second)
+    new = _join(text, distinct, newline) if distinct else region
+    return HunksResult(new, notes, changed=new != region, blocks=len(hunks))
+
+
+def _join(text: _Text, matches: list[_Match], newline: str | None) -> str:
+    """The region's lines with the matches spliced in, each line ending as the module docstring says."""
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for match in matches:
+        out.extend(zip(text.lines[pos : match.start], text.ends[pos : match.start], strict=True))
+        out.extend(match.lines)
+        pos = match.end
+    out.extend(zip(text.lines[pos:], text.ends[pos:], strict=True))
+    if not out:
+        return text.bom
+    nl = newline or text.newline() or "\n"
+    last = len(out) - 1
+    # The region's last line break, or its absence, stays; an empty region's lines all end with one.
+    final = (text.ends[-1] and (out[last][1] or text.ends[-1])) if text.lines else nl
+    return text.bom + "".join(content + (end or nl) for content, end in out[:last]) + out[last][0] + final
+
+
+# ---------------------------------------------------------------------------------------- writing
+
+
+def format_hunks(blocks: list[tuple[Lines, Lines]]) -> str:
+    """An answer in the format: one block per (search, replace), each line ending with \\n."""
+    out: list[str] = []
+    for search, replace in blocks:
+        out += [SEARCH_MARKER, *search, DIVIDER, *replace, REPLACE_MARKER]
+    return "".join(line + "\n" for line in out)
+
+
+def _count(a: list[str], s: int, e: int, finder: _Finder) -> int:
+    return len(finder.exact_hits(tuple(a[s:e])))
+
+
+def hunks_for(old: str, new: str, context: int = 1) -> str:
+    """The answer a good model would give: SEARCH/REPLACE blocks turning `old` into `new`.
+
+    Each change gets `context` unchanged lines on each side, more where that is needed to make
+    its SEARCH unique in `old`; changes whose blocks would touch share one. Blocks cannot change
+    the region's last line break (see the module docstring): `new`'s is taken to be `old`'s. Raises
+    HunksError when the texts hold lines that read as block markers and no blocks can carry them.
+    """
+    a, b = _Text.of(old).lines, _Text.of(new).lines
+    if a == b:
+        return ""
+    if not a:
+        return format_hunks([((), tuple(b))])
+    finder = _Finder(_Text.of(old))
+    changes = [op[1:] for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    # Each group: old lines [s, e) and the changes inside them.
+    groups: list[tuple[int, int, list[tuple[int, int, int, int]]]] = []
+    for i1, i2, j1, j2 in changes:
+        s, e = max(0, i1 - context), min(len(a), i2 + context)
+        if s == e:  # no context asked for, and a pure insertion: a SEARCH needs one line
+            s, e = (s - 1, e) if s > 0 else (s, e + 1)
+        groups.append((s, e, [(i1, i2, j1, j2)]))
+    while True:
+        merged: list[tuple[int, int, list[tuple[int, int, int, int]]]] = []
+        for s, e, ops in sorted(groups, key=lambda g: g[0]):
+            if merged and s <= merged[-1][1]:
+                ps, pe, pops = merged.pop()
+                merged.append((min(ps, s), max(pe, e), pops + ops))
+            else:
+                merged.append((s, e, ops))
+        grown = False
+        groups = []
+        for s, e, ops in merged:
+            before = True
+            while _count(a, s, e, finder) > 1:
+                # Alternate sides so the block stays centred on its change.
+                if (before and s > 0) or e == len(a):
+                    s -= 1
+                else:
+                    e += 1
+                before = not before
+                grown = True
+            groups.append((s, e, ops))
+        if not grown:
+            break
+    blocks: list[tuple[Lines, Lines]] = []
+    delta = 0  # new line index minus old line index, before the current group
+    for s, e, ops in groups:
+        growth = sum((j2 - j1) - (i2 - i1) for i1, i2, j1, j2 in ops)
+        blocks.append((tuple(a[s:e]), tuple(b[s + delta : e + delta + growth])))
+        delta += growth
+    answer = format_hunks(blocks)
+    if _round_trips(old, answer, b):
+        return answer
+    # Lines like `=======` in the code can make a small block read two ways; one block of the whole
+    # region reads only one way.
+    answer = format_hunks([(tuple(a), tuple(b))])
+    if _round_trips(old, answer, b):
+        return answer
+    raise HunksError("the text has lines that read as SEARCH/REPLACE markers, so no blocks can carry the change")
+
+
+def _round_trips(old: str, answer: str, want: list[str]) -> bool:
+    try:
+        return _Text.of(apply_hunks(old, parse_hunks(answer)).text).lines == want
+    except HunksError:
+        return False
