@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint demo vllm-up vllm-down vllm-status bench-perf perf-guard bench-hygiene test-neovim test-vscode vsix
+.PHONY: install test lint demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -29,6 +29,18 @@ vllm-down:
 vllm-status:
 	bash benchmarks/local_vllm.sh status
 
+# Scale-out: a second speculating replica (:8002) and vllm-router (:8010, PyPI) spreading requests over
+# both, round robin; the built-in backend `local-router` points at it. `make vllm-down` stops everything.
+vllm-router-up: vllm-up
+	bash benchmarks/local_vllm.sh router
+
+ROUTER_CONCURRENCY ?= 1,2,4
+bench-router: vllm-router-up
+	$(REFACTOR_LSP) bench --backend local-router --baseline-backend local-plain \
+	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) --concurrency $(ROUTER_CONCURRENCY) \
+	  --note "two speculating vLLM replicas behind vllm-router (round robin) on one 2-core machine" \
+	  --markdown benchmarks/results/local-router.md --json benchmarks/results/local-router.json
+
 demo: vllm-up
 	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
 	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
@@ -51,6 +63,13 @@ perf-guard:
 HYGIENE_ARGS ?=
 bench-hygiene:
 	$(PYTHON) benchmarks/hygiene.py $(HYGIENE_ARGS)
+
+# Scope against code no one here wrote (stdlib and site-packages, node_modules' JS/TS, Go's stdlib): the cursor in a
+# definition must choose exactly that definition; truth from ast, the TypeScript compiler and go/ast (Go: apt-get
+# install golang-go). About 2.5 minutes. SCOPE_ARGS="--limit 500 --language python" for a quicker run.
+SCOPE_ARGS ?=
+bench-scope:
+	$(PYTHON) benchmarks/scope.py $(SCOPE_ARGS)
 
 test-neovim:
 	pytest tests/editors/test_neovim.py -q

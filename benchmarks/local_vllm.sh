@@ -5,10 +5,13 @@
 #   benchmarks/local_vllm.sh setup     only install vLLM and convert the model
 #   benchmarks/local_vllm.sh stop      stop every server this script started
 #   benchmarks/local_vllm.sh status    say what runs where
+#   benchmarks/local_vllm.sh router    start two speculating replicas behind vllm-router (scale-out)
 #
 # Servers, both on 127.0.0.1 and both serving the same weights as the model name `local`:
 #   :8000  with speculative decoding (n-gram prompt lookup)  -> refactor-lsp's built-in backend `local`
 #   :8001  plain, no speculation (the baseline)              -> refactor-lsp's built-in backend `local-plain`
+# `router` adds a second speculating replica on :8002 and vllm-router (PyPI) on :8010 that spreads requests
+# over :8000 and :8002 round robin                          -> refactor-lsp's built-in backend `local-router`
 #
 # Everything lives in benchmarks/.vllm/ (git-ignored): the venv, the converted model, logs, pid files.
 # Only PyPI (and this machine's pip configuration) is used. Settings, from the environment:
@@ -26,6 +29,9 @@ MODEL_DIR=$ROOT/models/$MODEL
 SPEC_PORT=${SPEC_PORT:-8000}
 PLAIN_PORT=${PLAIN_PORT:-8001}
 SPEC_METHOD=${SPEC_METHOD:-ngram}
+REPLICA_PORT=${REPLICA_PORT:-8002}
+ROUTER_PORT=${ROUTER_PORT:-8010}
+ROUTER_VERSION=0.1.17
 START_TIMEOUT_S=${START_TIMEOUT_S:-900}
 HOST=127.0.0.1
 SERVED_NAME=local
@@ -190,6 +196,39 @@ stop:     $0 stop
 EOF
 }
 
+# Two speculating replicas of the same model behind an existing router: the path a team takes when
+# one server is not enough. On a GPU fleet it is the same commands with more replicas, one per GPU.
+router() {
+  setup_venv
+  setup_model
+  if ! "$VENV/bin/python" -c 'import vllm_router' 2>/dev/null; then
+    say "installing vllm-router==$ROUTER_VERSION from PyPI"
+    "$VENV/bin/python" -m pip install --quiet "vllm-router==$ROUTER_VERSION"
+  fi
+  local -a extra=()
+  mapfile -t extra < <(server_flags)
+  start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
+  start_one replica "$REPLICA_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
+  wait_one spec "$SPEC_PORT"
+  wait_one replica "$REPLICA_PORT"
+  local pidfile=$ROOT/run/router-$ROUTER_PORT.pid log=$ROOT/logs/router-$ROUTER_PORT.log
+  if ! answers "$ROUTER_PORT"; then
+    say "router: starting on http://$HOST:$ROUTER_PORT/v1 (log: $log)"
+    setsid "$VENV/bin/vllm-router" --host "$HOST" --port "$ROUTER_PORT" --policy round_robin \
+      --worker-urls "http://$HOST:$SPEC_PORT" "http://$HOST:$REPLICA_PORT" >"$log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    wait_one router "$ROUTER_PORT"
+  fi
+  cat <<EOF
+two speculating replicas behind vllm-router are up:
+  router:   http://$HOST:$ROUTER_PORT/v1  model '$SERVED_NAME'  (refactor-lsp backend 'local-router')
+  replicas: http://$HOST:$SPEC_PORT/v1 and http://$HOST:$REPLICA_PORT/v1
+measure:  refactor-lsp bench --backend local-router --baseline-backend local-plain --concurrency 1,2,4
+          (start the plain baseline too with '$0 start')
+stop:     $0 stop
+EOF
+}
+
 stop_one() { # pidfile
   local pidfile=$1 pid name
   name=$(basename "$pidfile" .pid)
@@ -219,9 +258,13 @@ stop_all() {
 
 status() {
   local name port
-  for name in spec plain; do
-    port=$SPEC_PORT
-    [[ $name == plain ]] && port=$PLAIN_PORT
+  for name in spec plain replica router; do
+    case $name in
+      spec) port=$SPEC_PORT ;;
+      plain) port=$PLAIN_PORT ;;
+      replica) port=$REPLICA_PORT ;;
+      router) port=$ROUTER_PORT ;;
+    esac
     if answers "$port"; then
       say "$name: up on http://$HOST:$port/v1"
     elif pid_alive "$ROOT/run/$name-$port.pid"; then
@@ -237,6 +280,7 @@ case "${1:-start}" in
   setup) setup_venv && setup_model && say "set up in $ROOT" ;;
   stop) stop_all ;;
   status) status ;;
+  router) router ;;
   -h | --help | help) sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown command '$1' (start, setup, stop, status)" ;;
+  *) die "unknown command '$1' (start, setup, stop, status, router)" ;;
 esac

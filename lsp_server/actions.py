@@ -41,16 +41,17 @@ def list_actions(
     end: int,
     lsp_range: dict[str, Any],
     diagnostics: list[str],
+    language: str | None = None,
 ) -> list[OfferedAction]:
     base = {"uri": uri, "range": lsp_range}
     offered: list[OfferedAction] = []
-    region = choose_region(text, start, end, config.refactor.scope)
+    region = choose_region(text, start, end, config.refactor.scope, language)
     comment = find_instruction_comment(text, region)
     comment_base = base
     if config.refactor.scope == "auto" and start < end and "\n" not in text[start:end]:
         # ALE (the word), vim-lsp (the line) and Helix (the character) send a range at the cursor when
         # nothing is selected: for the instruction comment that means the block around the cursor.
-        block_comment = find_instruction_comment(text, choose_region(text, start, start, "auto"))
+        block_comment = find_instruction_comment(text, choose_region(text, start, start, "auto", language))
         if block_comment is not None:
             comment = block_comment
             comment_base = {"uri": uri, "range": {"start": lsp_range["start"], "end": lsp_range["start"]}}

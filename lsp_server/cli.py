@@ -174,6 +174,7 @@ async def _refactor(args: argparse.Namespace) -> int:
         backend=args.backend,
         prediction=False if args.no_prediction else None,
         scope=scope,  # type: ignore[arg-type]
+        edit_format=args.edit_format,
     )
     engine = Engine()
     try:
@@ -393,6 +394,11 @@ def build_parser() -> argparse.ArgumentParser:
     refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
     refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
     refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
+    refactor.add_argument(
+        "--edit-format",
+        choices=("auto", "region", "hunks"),
+        help="region: the model re-emits the region; hunks: SEARCH/REPLACE blocks; auto (default: the config's)",
+    )
     refactor.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
     refactor.add_argument("--json", action="store_true", help='print {"new_text": ..., "stats": {...}}')

@@ -21,6 +21,7 @@ T = TypeVar("T")
 BackendType = Literal["openai", "vllm", "llamacpp", "openai-compatible"]
 PredictionMode = Literal["auto", "always", "never"]
 ScopeMode = Literal["auto", "selection", "block", "file"]
+EditFormat = Literal["auto", "region", "hunks"]
 LogLevel = Literal["error", "warning", "info", "debug"]
 
 WORKSPACE_FILE = ".refactor-lsp.toml"
@@ -68,6 +69,10 @@ class RefactorSettings:
     max_region_chars: int = 100_000
     max_file_chars: int = 2_000_000
     preview: bool = False
+    # "region": the model re-emits the region; "hunks": SEARCH/REPLACE blocks of the changes only;
+    # "auto": by this backend's measured history, else by the region's size (edit_format.py).
+    edit_format: EditFormat = "auto"
+    hunks_min_lines: int = 80
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class ActionPreset:
     id: str
     title: str
     instruction: str
+    edit_format: EditFormat | None = None  # None: refactor.edit_format
 
 
 BUILTIN_ACTIONS: tuple[ActionPreset, ...] = (
@@ -141,6 +147,13 @@ BUILTIN_BACKENDS: dict[str, dict[str, Any]] = {
     "local-plain": {
         "type": "vllm",
         "base_url": "http://127.0.0.1:8001/v1",
+        "model": "local",
+    },
+    # Two speculating replicas behind vllm-router (`make vllm-router-up`): the scale-out path. The
+    # router's /metrics are its own, so acceptance is read from each answer when vLLM sends it.
+    "local-router": {
+        "type": "vllm",
+        "base_url": "http://127.0.0.1:8010/v1",
         "model": "local",
     },
     "openai": {
@@ -380,6 +393,8 @@ def _actions(source: str, value: Any) -> list[ActionPreset]:
             if key not in names:
                 known = ", ".join(sorted(names))
                 raise ConfigError(source, f"actions[{i}].{key}", f"is not a known setting (known: {known})")
+        if "edit_format" in table:
+            _check_value(source, f"actions[{i}].edit_format", EditFormat, table["edit_format"])
         presets.append(ActionPreset(**table))
     return presets
 

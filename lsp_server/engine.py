@@ -20,8 +20,10 @@ from .backends import (
     StreamRequest,
 )
 from .config import BackendConfig, Config, RefactorSettings
+from .edit_format import FormatHistory
 from .edits import region_replacements
-from .hygiene import UnusableOutput, clean_output
+from .hunks import HunksError
+from .hygiene import UnusableOutput, clean_hunks_output, clean_output
 from .refactor import (
     Plan,
     Progress,
@@ -32,7 +34,7 @@ from .refactor import (
     Route,
     plan_refactor,
 )
-from .stats import RefactorStats
+from .stats import RefactorStats, read_history
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +46,12 @@ DEFAULT_CHARS_PER_TOKEN = 3.5
 class Engine:
     """Plans and runs refactors; create one per server, CLI command or bench run, and `close()` it."""
 
-    def __init__(self) -> None:
+    def __init__(self, learn_from_history_file: bool = True) -> None:
         self.clients = ClientPool()
+        # How each edit format went per backend and region size, for `auto`: this process's refactors,
+        # and (server, CLI) the history file's, read at the first plan.
+        self.formats = FormatHistory()
+        self._history_unread = learn_from_history_file
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()
         # Characters per output token each backend (URL, model) produced last: the live rate's estimate.
@@ -66,7 +72,10 @@ class Engine:
     # -- refactors ---------------------------------------------------------------------------------
     def plan(self, request: RefactorRequest, config: Config) -> Plan:
         """The one plan of a refactor. Raises RefactorError."""
-        return plan_refactor(request, config, self.prediction_mode)
+        if self._history_unread:
+            self._history_unread = False
+            self.formats.record_stats(read_history())
+        return plan_refactor(request, config, self.prediction_mode, self.formats)
 
     async def refactor(
         self, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
@@ -95,6 +104,9 @@ class Engine:
             and speculation is not False
             and (plan.request.prediction is False or backend.prediction == "never"),
             scope=plan.region.kind,
+            region_lines=plan.region.lines,
+            edit_format=plan.edit_format.format,
+            format_reason=plan.edit_format.reason,
             latency_ms=completion.latency_ms,
             ttft_ms=completion.ttft_ms,
             completion_tokens=completion.completion_tokens,
@@ -103,7 +115,7 @@ class Engine:
             predicted_chars=len(plan.prompt.prediction),
             action=plan.action,
             served_by=route.backend.name,
-            notes=[*notes, *completion.notes],
+            notes=[*([note] if (note := plan.region.oversized_note()) else []), *notes, *completion.notes],
         )
         if completion.acceptance is not None:
             stats.accepted_prediction_tokens = completion.acceptance.accepted
@@ -115,18 +127,41 @@ class Engine:
             self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful
         text = plan.request.text
         try:
-            new_region = clean_output(
-                completion.text,
-                plan.original,
-                completion.finish_reason,
-                before=text[: plan.region.start],
-                after=text[plan.region.end :],
-                drop_instruction_comments=plan.comment is not None,
+            if plan.edit_format.format == "hunks":
+                applied = clean_hunks_output(
+                    completion.text,
+                    plan.original,
+                    completion.finish_reason,
+                    drop_instruction_comments=plan.comment is not None,
+                )
+                new_region = applied.text
+                stats.notes.extend(applied.notes)
+            else:
+                new_region = clean_output(
+                    completion.text,
+                    plan.original,
+                    completion.finish_reason,
+                    before=text[: plan.region.start],
+                    after=text[plan.region.end :],
+                    drop_instruction_comments=plan.comment is not None,
+                )
+        except HunksError as exc:
+            stats.edit_format_failed = True
+            self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
+            log.debug(
+                "the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text
             )
+            if plan.region_prompt is None:
+                raise RefactorError(str(exc), stats, completion.text) from None
+            retried = await self.run(plan.in_region_format(f"retry after: {exc}"), on_progress)
+            retried.stats.retried_from, retried.stats.first_attempt_ms = "hunks", stats.latency_ms
+            retried.stats.notes.insert(0, f"the hunks answer did not apply ({exc}); retried in the region format")
+            return retried
         except UnusableOutput as exc:
             # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
             log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
             raise RefactorError(str(exc), stats, completion.text) from None
+        self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
         edits = region_replacements(text, plan.region.start, plan.region.end, new_region)
         return RefactorResult(plan, new_region, edits, stats)
 

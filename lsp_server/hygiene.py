@@ -9,7 +9,9 @@ the region). Refusing is always safe: nothing is applied and the user is told wh
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from .hunks import HunksResult, apply_hunks, parse_hunks
 from .prompt import REGION_END, REGION_START
 from .scope import is_instruction_comment
 from .text import split_lines
@@ -232,6 +234,34 @@ def echoes_outside(text: str, original: str, before: str, after: str) -> bool:
     return False
 
 
+def _complete_answer(raw: str, original: str, finish_reason: str | None) -> str:
+    """The answer less its `<think>` block, when the stream said it is complete and it is valid text."""
+    if finish_reason != "stop":
+        raise UnusableOutput(
+            _INCOMPLETE.get(finish_reason)
+            or f'the model\'s answer ended with finish_reason "{finish_reason}", not "stop", so nothing was '
+            "applied — run it again or try another model"
+        )
+    if "\ufffd" in raw and "\ufffd" not in original:
+        raise UnusableOutput(
+            "the backend sent text that is not valid UTF-8 (replacement characters), so nothing was applied — "
+            "run it again or check the backend"
+        )
+    return strip_think(raw, original)
+
+
+def clean_hunks_output(
+    raw: str, original: str, finish_reason: str | None, *, drop_instruction_comments: bool = False
+) -> HunksResult:
+    """The region with a hunks answer's SEARCH/REPLACE blocks applied. Raises UnusableOutput for an
+    incomplete answer, HunksError for blocks that cannot be applied exactly (nothing is applied)."""
+    result = apply_hunks(original, parse_hunks(_complete_answer(raw, original, finish_reason)))
+    if drop_instruction_comments:
+        text = "".join(line for line in split_lines(result.text) if not is_instruction_comment(line))
+        result = replace(result, text=text, changed=text != original)
+    return result
+
+
 def clean_output(
     raw: str,
     original: str,
@@ -246,18 +276,7 @@ def clean_output(
     `before` and `after` are the document's text around the region: an answer that repeats them
     carried on past the region and is refused.
     """
-    if finish_reason != "stop":
-        raise UnusableOutput(
-            _INCOMPLETE.get(finish_reason)
-            or f'the model\'s answer ended with finish_reason "{finish_reason}", not "stop", so nothing was '
-            "applied — run it again or try another model"
-        )
-    if "\ufffd" in raw and "\ufffd" not in original:
-        raise UnusableOutput(
-            "the backend sent text that is not valid UTF-8 (replacement characters), so nothing was applied — "
-            "run it again or check the backend"
-        )
-    text = strip_markers(strip_fence(strip_think(raw, original), original), original)
+    text = strip_markers(strip_fence(_complete_answer(raw, original, finish_reason), original), original)
     if drop_instruction_comments:
         text = "".join(line for line in split_lines(text) if not is_instruction_comment(line))
     if not text.strip():

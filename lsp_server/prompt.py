@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
+
 REGION_START = "<<<REGION"
 REGION_END = "REGION>>>"
 
@@ -104,8 +106,12 @@ def build_prompt(
     diagnostics: list[str] | None = None,
     context_chars: int = 60_000,
     drop: tuple[int, int] | None = None,
+    edit_format: str = "region",
 ) -> Prompt:
-    """Messages for rewriting text[start:end]; `drop` removes a span (the instruction comment) first."""
+    """Messages for rewriting text[start:end]; `drop` removes a span (the instruction comment) first.
+
+    `edit_format` "hunks" asks for SEARCH/REPLACE blocks of the changes instead of the whole region.
+    """
     region = text[start:end]
     if drop is not None:
         a, b = drop[0] - start, drop[1] - start
@@ -125,13 +131,16 @@ def build_prompt(
     ]
     if diagnostics:
         parts += ["", "Problems reported in the region, to fix:", *(f"- {d}" for d in diagnostics)]
+    hunks = edit_format == "hunks"
     parts += [
         "",
-        "Output only the new text of the region (the lines between the markers, without the markers), "
+        HUNKS_ANSWER_INSTRUCTION
+        if hunks
+        else "Output only the new text of the region (the lines between the markers, without the markers), "
         "complete, with the same indentation. No explanations, no markdown.",
     ]
     messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": HUNKS_SYSTEM_PROMPT if hunks else SYSTEM_PROMPT},
         {"role": "user", "content": "\n".join(parts)},
     ]
     return Prompt(messages, region)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .config import (
     FIX_DIAGNOSTICS_ID,
@@ -17,16 +17,19 @@ from .config import (
     BackendConfig,
     Config,
     ConfigError,
+    EditFormat,
     RefactorSettings,
     ScopeMode,
 )
+from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
-from .prompt import Prompt, build_prompt
+from .prompt import Prompt, build_prompt, language_of
 from .scope import InstructionComment, Region, choose_region, find_instruction_comment
 from .stats import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
 TITLE_CHARS = 60
+HUNKS_SEND_PREDICTION = False  # decided by measurement: benchmarks/README.md, "Edit formats"
 
 
 class RefactorError(Exception):
@@ -51,6 +54,7 @@ class RefactorRequest:
     diagnostics: tuple[str, ...] = ()
     language_id: str | None = None
     scope: ScopeMode | None = None  # None: the config's refactor.scope
+    edit_format: EditFormat | None = None  # None: the action preset's, else refactor.edit_format
 
 
 PredictionPolicy = Callable[[BackendConfig, "bool | None"], str]  # (backend, override) → "field"|"prompt"|"off"
@@ -62,6 +66,7 @@ class Route:
 
     backend: BackendConfig
     prediction: str
+    planned_prediction: str = ""  # before the edit format had its say (hunks sends no prediction field)
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class Plan:
     routes: tuple[Route, ...]  # the requested backend first, then its fallbacks
     max_tokens: int
     settings: RefactorSettings
+    edit_format: FormatChoice
+    region_prompt: Prompt | None = None  # `auto` chose hunks: the prompt of a retry in the region format
 
     @property
     def requested(self) -> BackendConfig:
@@ -89,6 +96,17 @@ class Plan:
         if self.comment is not None:
             return self.prompt.prediction
         return self.request.text[self.region.start : self.region.end]
+
+    def in_region_format(self, why: str) -> Plan:
+        """The same refactor asked again in the region format (a hunks answer that did not apply)."""
+        assert self.region_prompt is not None
+        return replace(
+            self,
+            prompt=self.region_prompt,
+            region_prompt=None,
+            edit_format=FormatChoice("region", why),
+            routes=tuple(replace(r, prediction=r.planned_prediction) for r in self.routes),
+        )
 
 
 @dataclass(frozen=True)
@@ -184,8 +202,11 @@ def _check_text(text: str, what: str) -> None:
         ) from None
 
 
-def plan_refactor(request: RefactorRequest, config: Config, policy: PredictionPolicy) -> Plan:
-    """Plan a refactor once; `policy` says how the prediction reaches each backend. Raises RefactorError."""
+def plan_refactor(
+    request: RefactorRequest, config: Config, policy: PredictionPolicy, history: FormatHistory | None = None
+) -> Plan:
+    """Plan a refactor once; `policy` says how the prediction reaches each backend, `history` how
+    each edit format went on it. Raises RefactorError."""
     settings = config.refactor
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
@@ -199,34 +220,70 @@ def plan_refactor(request: RefactorRequest, config: Config, policy: PredictionPo
         first = config.backend(request.backend)
     except ConfigError as exc:
         raise RefactorError(str(exc)) from None
-    region = choose_region(request.text, request.start, request.end, request.scope or settings.scope)
+    region = choose_region(
+        request.text,
+        request.start,
+        request.end,
+        request.scope or settings.scope,
+        language_of(request.path, request.language_id),
+    )
     if region.end - region.start > settings.max_region_chars:
         raise RefactorError(
             f"the region to rewrite has {region.end - region.start:,} characters, over "
             f"refactor.max_region_chars ({settings.max_region_chars:,}); nothing was sent — select less"
         )
     instruction, action, comment = resolve_action(request, config, region)
-    prompt = build_prompt(
-        text=request.text,
-        start=region.start,
-        end=region.end,
-        instruction=instruction,
-        path=request.path,
-        language_id=request.language_id,
-        diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
-        context_chars=settings.context_chars,
-        drop=(comment.start, comment.end) if comment else None,
-    )
+    choice = _edit_format(request, config, action, region, first.name, history)
+
+    def prompt_in(edit_format: str) -> Prompt:
+        return build_prompt(
+            text=request.text,
+            start=region.start,
+            end=region.end,
+            instruction=instruction,
+            path=request.path,
+            language_id=request.language_id,
+            diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
+            context_chars=settings.context_chars,
+            drop=(comment.start, comment.end) if comment else None,
+            edit_format=edit_format,
+        )
+
+    prompt = prompt_in(choice.format)
     chain = [first, *(config.backends[name] for name in first.fallback)]
+    routes = []
+    for backend in chain:
+        mode = policy(backend, request.prediction)
+        # A hunks answer is mostly new text: a whole-region prediction would be rejected, and OpenAI
+        # bills rejected prediction tokens (benchmarks/README.md, "Edit formats", has the figures).
+        sent = "off" if choice.format == "hunks" and mode == "field" and not HUNKS_SEND_PREDICTION else mode
+        routes.append(Route(backend, sent, mode))
     return Plan(
         request=request,
         region=region,
         instruction=instruction,
         action=action,
-        title=action_title(action, instruction, config),
+        title=action_title(action, instruction, config)
+        + (f" ({region.describe()})" if region.oversized_note() else ""),
         comment=comment,
         prompt=prompt,
-        routes=tuple(Route(backend, policy(backend, request.prediction)) for backend in chain),
+        routes=tuple(routes),
         max_tokens=default_max_tokens(len(prompt.prediction), settings),
         settings=settings,
+        edit_format=choice,
+        region_prompt=prompt_in("region") if choice.retry_in_region else None,
     )
+
+
+def _edit_format(
+    request: RefactorRequest, config: Config, action: str, region: Region, backend: str, history: FormatHistory | None
+) -> FormatChoice:
+    """The request's format, else its action preset's, else refactor.edit_format; `auto` decided."""
+    preset = next((p for p in config.presets() if p.id == action), None)
+    if request.edit_format:
+        requested, by = request.edit_format, "the request"
+    elif preset is not None and preset.edit_format:
+        requested, by = preset.edit_format, f"action {preset.id!r}"
+    else:
+        requested, by = config.refactor.edit_format, "refactor.edit_format"
+    return choose_format(requested, by, region.lines, config.refactor.hunks_min_lines, backend, history)

@@ -1,8 +1,10 @@
 """Scope: which part of the document a refactor rewrites.
 
 Less output is faster and cheaper, so we rewrite as little as the request needs: the selected
-lines, else the enclosing definition around the cursor (indentation- and bracket-based, so it
-works for any language), else the whole file. All offsets are Python string indices.
+lines, else the innermost definition around the cursor, else the whole file, said so. The
+definition comes from Python's syntax tree (`scope_python`), from a header-aware scan of brackets,
+strings and comments for the other languages (`scope_code`), and from indentation for the rest.
+All offsets are Python string indices.
 
 Code actions ask for a region on every cursor move, so the work stays near the cursor: the
 document is split into lines once per version (at C speed, by `text.line_index`, which keeps it for
@@ -13,10 +15,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .config import ScopeMode
+from .definition import Definition
+from .scope_code import code_family, find_code_definition
+from .scope_python import find_python_definition
 from .text import line_index, split_lines
 
 INSTRUCTION_MARKER = "refactor-lsp:"
@@ -39,6 +44,12 @@ _OPENERS = "([{"
 _CLOSERS_CHARS = ")]}"
 
 
+# Past this many times the smallest definition around the cursor, a region is named to the user; so
+# is a whole file, unless it is so short that naming it would only be noise.
+OVERSIZED_RATIO = 10
+SHORT_FILE_LINES = 20
+
+
 @dataclass(frozen=True)
 class Region:
     """The rewritten span [start, end) of the document, and how it was chosen."""
@@ -46,6 +57,29 @@ class Region:
     start: int
     end: int
     kind: str  # "selection" | "block" | "file"
+    # The definition rewritten (kind "block"), or for a whole file the smallest one around the cursor.
+    definition: Definition | None = None
+    lines: int = 0
+
+    def describe(self) -> str:
+        """What is rewritten, for people: "method `Foo.bar`, 27 lines", "the whole file, 420 lines"."""
+        count = f"{self.lines:,} line{'s' if self.lines != 1 else ''}"
+        if self.kind == "file":
+            return f"the whole file, {count}"
+        if self.kind == "block" and self.definition is not None:
+            return f"{self.definition.describe()}, {count}"
+        return f"{'the selected lines' if self.kind == 'selection' else 'the block'}, {count}"
+
+    def oversized_note(self) -> str | None:
+        """Said in the progress title and the final message when the region is the whole file, or
+        many times larger than the smallest definition around the cursor, so the user can select less."""
+        smallest = self.definition
+        whole_file = self.kind == "file" and self.lines > SHORT_FILE_LINES
+        if whole_file or (
+            self.kind != "selection" and smallest is not None and self.lines > OVERSIZED_RATIO * smallest.line_count
+        ):
+            return f"rewrote {self.describe()}; select lines to rewrite less"
+        return None
 
 
 def _indent(line: str) -> int:
@@ -141,16 +175,15 @@ def _with_decorations(lines: list[str], header: int) -> int:
     return first
 
 
-def enclosing_block(text: str, offset: int) -> tuple[int, int] | None:
-    """Lines (first, last) of the innermost definition around `offset`, else its outermost block.
+def enclosing_block(text: str, cursor: int) -> tuple[int, int] | None:
+    """By indentation alone, for languages no finder knows: lines (first, last) of the innermost
+    definition-like block around line `cursor`, else its outermost block.
 
     None when the cursor is on a blank or top-level line that belongs to no block.
     """
-    index = line_index(text)
-    lines, offsets = index.lines, index.offsets
+    lines = line_index(text).lines
     if not lines:
         return None
-    cursor = _line_at(offsets, offset)
     # On a blank line, look at the code that follows, then above.
     i = cursor
     while i < len(lines) and _blank(lines[i]):
@@ -188,29 +221,58 @@ def _headers(lines: list[str], i: int) -> Iterator[int]:
         h = _header_above(lines, h)
 
 
-def choose_region(
-    text: str, start: int, end: int, mode: ScopeMode = "auto", language: str | None = None
-) -> Region:
+def choose_region(text: str, start: int, end: int, mode: ScopeMode = "auto", language: str | None = None) -> Region:
     """The region to rewrite for a request whose selection is [start, end).
 
     `language` is the editor's languageId or the guess from the file name (`prompt.language_of`).
     """
-    if mode == "file" or not text:
-        return Region(0, len(text), "file")
-    if mode in ("auto", "selection") and end > start:
+    if not text:
+        return Region(0, 0, "file")
+    if mode == "selection" or (mode == "auto" and end > start):
         first, last = selection_lines(text, start, end)
         a, b = line_span(text, first, last)
-        return Region(a, b, "selection")
-    if mode == "selection":
-        first, last = selection_lines(text, start, start)
-        a, b = line_span(text, first, last)
-        return Region(a, b, "selection")
-    block = enclosing_block(text, start)
-    if block is not None:
-        a, b = line_span(text, *block)
+        return Region(a, b, "selection", lines=last - first + 1)
+    cursor = _line_at(line_index(text).offsets, start)
+    definition = definition_at(text, cursor, language)
+    if mode in ("auto", "block") and definition is not None:
+        a, b = line_span(text, definition.first_line, definition.last_line)
         if (a, b) != (0, len(text)):
-            return Region(a, b, "block")
-    return Region(0, len(text), "file")
+            return Region(a, b, "block", definition, definition.line_count)
+    return Region(0, len(text), "file", definition, len(line_index(text).lines))
+
+
+def definition_at(text: str, cursor: int, language: str | None = None) -> Definition | None:
+    """The innermost definition holding line `cursor`; on a blank line outside any, the one after it
+    (else before it): the code a cursor between definitions is about."""
+    found = _finder_for(language)(text, cursor)
+    if found is not None:
+        return found
+    lines = line_index(text).lines
+    if cursor >= len(lines) or not _blank(lines[cursor]):
+        return None
+    below = next((i for i in range(cursor + 1, len(lines)) if not _blank(lines[i])), None)
+    above = next((i for i in range(cursor - 1, -1, -1) if not _blank(lines[i])), None)
+    for line in (below, above):
+        if line is not None and (found := _finder_for(language)(text, line)) is not None:
+            return found
+    return None
+
+
+def _finder_for(language: str | None) -> Callable[[str, int], Definition | None]:
+    if language in _PYTHON_LANGUAGES:
+        return find_python_definition
+    family = code_family(language) if language else None
+    if family is not None:
+        return lambda text, cursor: find_code_definition(text, cursor, family)
+    return _indented_definition
+
+
+_PYTHON_LANGUAGES = frozenset({"python", "py"})
+
+
+def _indented_definition(text: str, cursor: int) -> Definition | None:
+    block = enclosing_block(text, cursor)
+    return Definition(block[0], block[1], "block") if block else None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from .actions import KIND, kind_requested, list_actions
 from .edits import PositionMapper
+from .prompt import language_of
 from .session import RefactorServer
 from .wire import CANCEL_COMMAND, REFACTOR_COMMAND, SHOW_STATS_COMMAND, RefactorArguments
 
@@ -101,6 +102,7 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
         end=max(start, end),
         lsp_range=lsp_range,
         diagnostics=diagnostics,
+        language=language_of(uri, document.language_id),
     )
     resolves = ls.resolves_actions
     actions = []

@@ -260,6 +260,7 @@ class RefactorServer(LanguageServer):
             prediction=args.prediction,
             diagnostics=args.diagnostics,
             language_id=language_id,
+            edit_format=args.edit_format,  # type: ignore[arg-type]
         )
 
     async def _run_refactor(self, args: RefactorArguments, text: str, version: int | None) -> RefactorReply:

@@ -25,6 +25,12 @@ class RefactorStats:
     server_speculation: bool | None = None  # "prompt": the server drafted from it (None: it did not say)
     speculation_always_on: bool = False  # asked to run without prediction on a server that speculates by itself
     scope: str = ""
+    region_lines: int = 0
+    edit_format: str = ""  # "region" | "hunks" (edit_format.py)
+    format_reason: str = ""  # why that format, in words
+    edit_format_failed: bool = False  # the hunks answer did not apply to the region
+    retried_from: str | None = None  # "hunks": that answer did not apply, and this is the retry in region
+    first_attempt_ms: float | None = None  # the retried attempt's latency, not in latency_ms
     latency_ms: float = 0.0  # request sent → stream ended
     ttft_ms: float | None = None  # request sent → first content token
     completion_tokens: int | None = None
@@ -85,11 +91,24 @@ class RefactorStats:
         if self.tokens_per_s is not None:
             parts.append(f"{self.tokens_per_s:.0f} tok/s")
         parts.append(self.prediction_label())
+        if self.edit_format:
+            parts.append(self.format_label())
         if self.cost is not None:
             parts.append(self.cost_label())
         if self.served_by and self.served_by != self.backend:
             parts.append(f"served by {self.served_by}")
         return " · ".join(parts)
+
+    def format_label(self) -> str:
+        """`hunks (auto, 412 lines ≥ hunks_min_lines 80)`: which format ran, and why."""
+        why = self.format_reason
+        if self.retried_from:
+            why = f"the {self.retried_from} answer did not apply; retried, {self.first_attempt_ms or 0:.0f} ms lost"
+        return f"{self.edit_format} ({why})" if why else self.edit_format
+
+    def waited_ms(self) -> float:
+        """What the user waited for the answer: a retried attempt included."""
+        return self.latency_ms + (self.first_attempt_ms or 0.0)
 
     def price(self, input_per_mtok: float, output_per_mtok: float) -> RefactorStats:
         """Set the cost from the billed tokens (prompt, and completion as billed) and the prices."""

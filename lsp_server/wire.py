@@ -34,6 +34,7 @@ STATS_NOTIFICATION = "refactorLsp/stats"
 PROGRESS_NOTIFICATION = "refactorLsp/progress"
 PROGRESS_TOKEN_PREFIX = "refactor-lsp/"
 
+EDIT_FORMATS = ("auto", "region", "hunks")
 _ARGUMENTS_SHAPE = "refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}"
 
 
@@ -48,6 +49,7 @@ class RefactorArguments:
     backend: str | None = None
     prediction: bool | None = None
     diagnostics: tuple[str, ...] = ()
+    edit_format: str | None = None  # "auto" | "region" | "hunks"; None: the preset's, else the config's
     wait: bool = True  # reply when done; False: reply at once and report through messages
 
 
@@ -67,6 +69,9 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
             raise ValueError("`range` must be an LSP range {start: {line, character}, end: {...}}") from None
     diagnostics = get("diagnostics") or []
     prediction = get("prediction")
+    edit_format = get("editFormat", "edit_format")
+    if edit_format is not None and edit_format not in EDIT_FORMATS:
+        raise ValueError(f"`editFormat` must be one of {', '.join(EDIT_FORMATS)}, not {edit_format!r}")
     return RefactorArguments(
         uri=raw["uri"],
         range=lsp_range,
@@ -75,6 +80,7 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
         backend=get("backend"),
         prediction=prediction if isinstance(prediction, bool) else None,
         diagnostics=tuple(str(d) for d in diagnostics) if isinstance(diagnostics, list) else (),
+        edit_format=edit_format,
         wait=get("wait") is not False,
     )
 

@@ -43,6 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hunks import SEARCH_MARKER, hunks_for
+
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
@@ -115,6 +117,13 @@ def region_of(messages: list[dict[str, Any]]) -> str:
     if start < 0 or end < 0:
         return ""
     return text[start + len(REGION_START) : end + 1]
+
+
+def asks_for_hunks(request: dict[str, Any]) -> bool:
+    """The prompt asks for SEARCH/REPLACE blocks (the `hunks` edit format)."""
+    return any(
+        m.get("role") == "system" and SEARCH_MARKER in str(m.get("content", "")) for m in request.get("messages", [])
+    )
 
 
 def instruction_of(messages: list[dict[str, Any]]) -> str:
@@ -411,6 +420,9 @@ class FakeBackend:
             await writer.drain()
             return True
         answer = reply.text if reply.text is not None else self.responder(request)
+        if reply.text is None and asks_for_hunks(request):
+            # The responder says what the region becomes; a model asked for hunks answers the blocks.
+            answer = hunks_for(region_of(request.get("messages", [])), answer)
         if self.kind == "openai":
             prediction = request.get("prediction") or {}
             source = prediction.get("content") if isinstance(prediction, dict) else None

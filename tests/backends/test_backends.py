@@ -530,7 +530,7 @@ async def test_no_prediction_requested_sends_none(fake_backend: FakeBackend, eng
     assert result.new_text == RENAMED
     assert "prediction" not in fake_backend.requests[0]
     assert result.stats.prediction is False
-    assert result.stats.summary().endswith("no prediction")
+    assert " · no prediction · region (" in result.stats.summary()
 
 
 async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend: FakeBackend, engine: Engine) -> None:

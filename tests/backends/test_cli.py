@@ -31,7 +31,9 @@ def describe(radius):
 SECRET = "sk-test-9c1f3e7a0b2d4c6e8f"
 Completed = subprocess.CompletedProcess
 STATS_LINE = re.compile(
-    r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)$", re.M
+    r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)"
+    r" · region \(auto, \d+ lines < hunks_min_lines 80\)$",
+    re.M,
 )
 
 
@@ -151,6 +153,44 @@ def test_at_a_cursor_line_rewrites_the_enclosing_function(project: dict[str, Any
     assert fake_backend.requests[0]["prediction"]["content"] == describe
     assert out["new_text"] == SOURCE.replace(describe, describe.replace("radius", "r"))
     assert out["stats"]["scope"] == "block"
+
+
+BLACK_CLASS = """class Shape:
+    sides = 0
+
+    @register(
+        "area",
+    )
+    def area(
+        self,
+        radius: float,
+    ) -> float:
+        return radius * radius
+
+    def name(self):
+        return "shape"
+"""
+
+
+def test_at_in_a_black_formatted_method_rewrites_that_method_and_its_decorator(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    project["source"].write_text(BLACK_CLASS, encoding="utf-8")
+    result = refactor(project, "--instruction", "rename radius to r", "--at", "11", "--json")
+    assert result.returncode == 0, result.stderr
+    method = BLACK_CLASS[BLACK_CLASS.index("    @register") : BLACK_CLASS.index("\n    def name")]
+    assert fake_backend.requests[0]["prediction"]["content"] == method
+    assert json.loads(result.stdout)["new_text"] == BLACK_CLASS.replace("radius", "r")
+
+
+def test_edit_format_hunks_from_the_command_line(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    result = refactor(project, "--instruction", "rename radius to r", "--at", "9", "--edit-format", "hunks", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["stats"]["edit_format"] == "hunks" and "<<<<<<< SEARCH" in str(fake_backend.requests[0]["messages"])
+    describe = 'def describe(radius):\n    return f"area {foo(radius)}"\n'
+    assert out["new_text"] == SOURCE.replace(describe, describe.replace("radius", "r"))
+    assert " · hunks (set by the request)" in result.stderr
 
 
 def test_lines_outside_the_file_is_a_usage_error(project: dict[str, Any], fake_backend: FakeBackend) -> None:
@@ -291,7 +331,7 @@ def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_b
     assert out["new_text"] == SOURCE.replace("foo", "bar")
     assert out["stats"]["prediction"] is False
     assert out["stats"]["accepted_prediction_tokens"] is None
-    assert result.stderr.rstrip().endswith("no prediction")
+    assert " · no prediction · region (" in result.stderr
 
 
 def test_unchanged_answer_says_so(project: dict[str, Any]) -> None:
@@ -571,6 +611,7 @@ def test_the_label_says_exactly_what_happened_to_the_prediction(
     done = run_cli("refactor", str(source), "-i", "rename foo to area", *flags, config=config, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = done.stderr.strip().splitlines()[-1]
-    assert label.search(summary), summary
+    assert summary.endswith(" · region (auto, 9 lines < hunks_min_lines 80)")  # the edit format, and why
+    assert label.search(summary.removesuffix(" · region (auto, 9 lines < hunks_min_lines 80)")), summary
     sent = fake.requests[-1]
     assert ("prediction" in sent) is (kind == "openai" and not flags)  # the field goes only where it is used

@@ -132,9 +132,10 @@ def assert_versioned_for_the_buffer_it_was_made_for(editor: Editor, uri: str) ->
 # Astral characters (two UTF-16 units, four UTF-8 bytes, one code point) BEFORE the edit on the same
 # line: a server counting positions in the wrong unit puts the edit in the wrong place.
 # (name, document, cursor needle, region as the model rewrites it, the buffer after the edit)
-ASTRAL_LF = "# 😀 top\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x + '🇫🇷' + x  # 𝒳\n    return s\n"
+# The blank line keeps the comment out of the definition's span (a comment directly above belongs to it).
+ASTRAL_LF = "# 😀 top\n\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x + '🇫🇷' + x  # 𝒳\n    return s\n"
 ASTRAL_LF_REGION = "def tag(x):\n    s = '😀𝒳🇫🇷' + x.upper() + '🇫🇷' + x  # 𝒳\n    return s\n"
-ASTRAL_LF_AFTER = "# 😀 top\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x.upper() + '🇫🇷' + x  # 𝒳\n    return s\n"
+ASTRAL_LF_AFTER = "# 😀 top\n\ndef tag(x):\n    s = '😀𝒳🇫🇷' + x.upper() + '🇫🇷' + x  # 𝒳\n    return s\n"
 ASTRAL_CASES = [
     ("identifier after astral", ASTRAL_LF, "return s", ASTRAL_LF_REGION, ASTRAL_LF_AFTER),
     (

@@ -95,6 +95,7 @@ async def test_progress_and_stats_carry_their_figures_as_fields(client: Language
         ([], "Expected 1 arguments"),
         ([{"range": None}], "takes one object"),
         ([{"uri": "file:///x.py", "range": {"start": {"line": 0}}}], "must be an LSP range"),
+        ([{"uri": "file:///x.py", "editFormat": "diff"}], "`editFormat` must be one of auto, region, hunks"),
     ],
 )
 async def test_bad_arguments_are_an_invalid_params_error(client: LanguageClient, arguments: list, problem: str):
@@ -148,3 +149,45 @@ async def test_live_rate_on_a_server_that_does_not_count_per_chunk(client: Langu
     live, final = await live_and_final(client, "live_plain_2.py", "fake")
     assert live["tokens_estimated"] is True and live["message"].count("~") == 1
     assert live["tokens_per_s"] == pytest.approx(final["tokens_per_s"], rel=0.10)
+
+
+async def test_a_whole_file_region_is_named_in_the_progress_title_and_the_message(
+    client: LanguageClient, backend: FakeBackend
+):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor.clear()
+    backend.reset()
+    text = "".join(f"value_{i} = {i}\n" for i in range(30))
+    uri = editor.open(WORKSPACE / "settings_module.py", text)
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "value_7"), "instruction": "rename value_7 to setting_7"},
+    )
+    assert reply["status"] == RefactorStatus.APPLIED.value
+    assert backend.requests[-1]["prediction"]["content"] == text  # the cursor is in no definition
+    token = client.progress_payloads[-1]["token"]  # type: ignore[attr-defined]
+    (begin,) = [r for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressBegin)]
+    assert begin.title.endswith("(the whole file, 30 lines)")
+    (message,) = editor.messages()
+    assert "rewrote the whole file, 30 lines; select lines to rewrite less" in message
+
+
+async def test_the_edit_format_argument_reaches_the_refactor(client: LanguageClient, backend: FakeBackend):
+    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor.clear()
+    backend.reset()
+    text = "def f(data):\n    return data\n"
+    uri = editor.open(WORKSPACE / "hunks_arg.py", text)
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {
+            "uri": uri,
+            "range": editor.cursor_at(uri, "return"),
+            "instruction": "rename data to x",
+            "editFormat": "hunks",
+        },
+    )
+    assert reply["status"] == RefactorStatus.APPLIED.value
+    assert editor.buffers[uri] == text.replace("data", "x")
+    assert reply["stats"]["edit_format"] == "hunks" and reply["stats"]["format_reason"] == "set by the request"
+    assert "<<<<<<< SEARCH" in backend.requests[-1]["messages"][0]["content"]

@@ -89,8 +89,8 @@ def test_a_new_backend_missing_a_key_is_dropped_and_names_pointing_at_it_follow(
     assert loaded.problems == [
         "workspace.toml: `backends.gpu.base_url` must be an http:// or https:// URL, not 'ftp://gpu-box/v1'",
         "workspace.toml: `backends.gpu.base_url` is required (for example http://127.0.0.1:8000/v1)",
-        "workspace.toml: `default_backend` names the unknown backend 'gpu' (configured: local, local-plain, mine, "
-        "openai)",
+        "workspace.toml: `default_backend` names the unknown backend 'gpu' (configured: local, local-plain, "
+        "local-router, mine, openai)",
         "workspace.toml: `backends.mine.fallback` names 'gpu', which is not another configured backend",
     ]
     config = loaded.config

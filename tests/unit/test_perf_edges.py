@@ -250,7 +250,7 @@ def test_cursor_in_the_body_of_a_big_class_takes_the_class() -> None:
 
 def test_top_level_statement_in_a_big_file_belongs_to_no_block() -> None:
     text = code_file(500) + "print('done')\n" + code_file(3)
-    assert enclosing_block(text, text.index("print('done')")) is None
+    assert enclosing_block(text, text.count("\n", 0, text.index("print('done')"))) is None
 
 
 def test_bracket_balance_counts_every_bracket() -> None:
@@ -267,9 +267,9 @@ def test_bracket_balance_counts_every_bracket() -> None:
 
 def test_brackets_spread_over_unindented_lines_extend_the_block() -> None:
     text = "int main() {\n  call(a,\n{ b });\n  x = [\n1,\n2];\n}\nint other;\n"
-    assert enclosing_block(text, text.index("call")) == (0, 6)
+    assert enclosing_block(text, text.count("\n", 0, text.index("call"))) == (0, 6)
     text = "fn f() {\n    let v = vec![\n1, 2,\n];\n}\n"
-    assert enclosing_block(text, text.index("let v")) == (0, 4)
+    assert enclosing_block(text, text.count("\n", 0, text.index("let v"))) == (0, 4)
 
 
 def test_line_index_follows_the_text_it_is_given() -> None:

@@ -1,0 +1,116 @@
+"""Edit format: whether the model re-emits the whole region or answers only the changed parts.
+
+`region`: the model writes the region again; with a prediction most of it is accepted, cheap but
+not free (every token still costs a share of a forward pass, and OpenAI bills it). `hunks`: the
+model writes SEARCH/REPLACE blocks (`hunks.py`): only the changes, plus a few lines to find them.
+
+`auto` chooses by measurement: from this backend's own history (median latency and success rate per
+format, per region size) once it has some, else from the region's size against
+`refactor.hunks_min_lines` (its default comes from `benchmarks/README.md`, "Edit formats").
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .config import EditFormat
+from .stats import RefactorStats
+
+FORMATS = ("region", "hunks")
+# Region sizes (lines) whose refactors are compared with each other: up to 50, 200, 800, more.
+SIZE_BUCKETS = (50, 200, 800)
+MIN_SAMPLES = 3  # per format and bucket, before the history outweighs the size rule
+MIN_SUCCESS = 0.8  # a format that applied less often than this is not chosen from history
+_KEPT = 40  # samples per (backend, format, bucket): the recent ones say most about the backend now
+
+
+@dataclass(frozen=True)
+class FormatChoice:
+    format: str  # "region" | "hunks"
+    reason: str  # for the stats and the one-line summary
+    retry_in_region: bool = False  # `auto` chose hunks: a hunks answer that does not apply is retried
+
+
+def size_bucket(lines: int) -> str:
+    low = 0
+    for high in SIZE_BUCKETS:
+        if lines <= high:
+            return f"{low + 1}-{high} lines"
+        low = high
+    return f"over {SIZE_BUCKETS[-1]} lines"
+
+
+@dataclass(frozen=True)
+class _Sample:
+    applied: bool
+    latency_ms: float
+
+
+class FormatHistory:
+    """Per backend, format and region size: how refactors went (applied or not, how long they took)."""
+
+    def __init__(self) -> None:
+        self._samples: dict[tuple[str, str, str], deque[_Sample]] = defaultdict(lambda: deque(maxlen=_KEPT))
+
+    def record(self, backend: str, edit_format: str, region_lines: int, applied: bool, latency_ms: float) -> None:
+        self._samples[(backend, edit_format, size_bucket(region_lines))].append(_Sample(applied, latency_ms))
+
+    def record_stats(self, records: Iterable[RefactorStats]) -> FormatHistory:
+        """Learn from the refactor history file (one RefactorStats per refactor)."""
+        for stats in records:
+            if stats.edit_format not in FORMATS or not stats.region_lines or not stats.served_by:
+                continue
+            if stats.retried_from in FORMATS:
+                self.record(stats.served_by, stats.retried_from, stats.region_lines, False, stats.first_attempt_ms or 0)
+            if stats.edit_format_failed or stats.applied:  # other failures say nothing about the format
+                applied = not stats.edit_format_failed
+                self.record(stats.served_by, stats.edit_format, stats.region_lines, applied, stats.latency_ms)
+        return self
+
+    def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
+        """format → (median latency of applied runs in ms, success rate, samples), when every format
+        has enough samples for this size; None otherwise."""
+        bucket = size_bucket(region_lines)
+        found: dict[str, tuple[float, float, int]] = {}
+        for edit_format in FORMATS:
+            samples = self._samples.get((backend, edit_format, bucket))
+            if not samples or len(samples) < MIN_SAMPLES:
+                return None
+            applied = [s.latency_ms for s in samples if s.applied]
+            rate = len(applied) / len(samples)
+            found[edit_format] = (statistics.median(applied) if applied else float("inf"), rate, len(samples))
+        return found
+
+
+def choose_format(
+    requested: EditFormat,
+    requested_by: str,
+    region_lines: int,
+    hunks_min_lines: int,
+    backend: str,
+    history: FormatHistory | None,
+) -> FormatChoice:
+    """The format a refactor runs in, and why, in words."""
+    if requested != "auto":
+        return FormatChoice(requested, f"set by {requested_by}")
+    medians = history.medians(backend, region_lines) if history is not None else None
+    if medians is not None:
+        usable = {f: m for f, m in medians.items() if m[1] >= MIN_SUCCESS}
+        if usable:
+            chosen = min(usable, key=lambda f: usable[f][0])
+            figures = " vs ".join(f"{f} {m[0] / 1000:.1f} s, {m[1]:.0%} applied" for f, m in sorted(medians.items()))
+            return FormatChoice(
+                chosen,
+                f"auto, by {backend}'s history for {size_bucket(region_lines)}: {figures}",
+                retry_in_region=chosen == "hunks",
+            )
+    if region_lines >= hunks_min_lines:
+        return FormatChoice(
+            "hunks",
+            f"auto, {region_lines} lines ≥ hunks_min_lines {hunks_min_lines}",
+            retry_in_region=True,
+        )
+    return FormatChoice("region", f"auto, {region_lines} lines < hunks_min_lines {hunks_min_lines}")

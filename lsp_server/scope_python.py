@@ -1,0 +1,352 @@
+"""Scope for Python: the enclosing definition from the syntax tree, or from a scan when it does not parse.
+
+The stdlib `ast` knows every definition's exact lines (decorators, black's multi-line signatures,
+nested and async definitions, bodies after long strings). Parsing a whole 20,000-line module takes
+well over 100 ms, and code actions ask on every cursor move, so only the top-level statement around
+the cursor is parsed: the lines from the nearest top-level statement start above the cursor to the
+next one below. A chunk that does not parse (its borders fell inside a string, or the buffer is in
+the middle of an edit) is widened a few times; when it still does not parse, a scan that tracks
+strings and brackets finds the definitions by their indentation instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from .definition import Definition
+from .text import line_index
+
+# A line at column 0 that may start a top-level statement (not a closing bracket, a comment, or a
+# clause that continues the statement above).
+_TOP_START = re.compile(r"(?!(?:else|elif|except|finally)\b)[^\s#)\]}]")
+_DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_WIDENINGS = 4  # chunk retries, each twice as wide, before the scan
+_FULL_PARSE_MAX_LINES = 1500  # past this a whole-file parse costs more than a code action may take
+_WHOLE_SCAN_MAX_LINES = 3000  # a scan from the top is always right about strings; past this, a window
+
+
+def find_python_definition(text: str, cursor_line: int) -> Definition | None:
+    """The innermost definition whose span holds `cursor_line` (0-based), or the multi-line top-level
+    statement holding it (kind "block"), or None."""
+    lines = line_index(text).lines
+    if not 0 <= cursor_line < len(lines):
+        return None
+    tree, first = _parse_around(text, lines, cursor_line)
+    if tree is None or _starts_in_a_string(tree, first):
+        return _scan(lines, cursor_line)
+    return _from_tree(tree, first, lines, cursor_line)
+
+
+# -- the syntax tree ----------------------------------------------------------------------------------
+
+
+def _is_top_start(line: str) -> bool:
+    return _TOP_START.match(line) is not None
+
+
+def _top_starts_above(lines: Sequence[str], line: int) -> Iterator[int]:
+    for i in range(line, -1, -1):
+        if _is_top_start(lines[i]):
+            yield i
+
+
+def _top_starts_below(lines: Sequence[str], line: int) -> Iterator[int]:
+    for i in range(line + 1, len(lines)):
+        if _is_top_start(lines[i]):
+            yield i
+
+
+def _chunk_start(lines: Sequence[str], line: int) -> int:
+    """The top-level statement start at or above `line`, moved up over the decorators above it."""
+    starts = _top_starts_above(lines, line)
+    start = next(starts, 0)
+    for above in starts:
+        if not lines[above].startswith("@"):
+            break
+        start = above
+    return start
+
+
+@dataclass
+class _ParseCache:
+    """Parsed chunks of the last text seen: a code action per cursor move must not re-parse."""
+
+    text: str | None = None
+    trees: dict[tuple[int, int], ast.Module | None] | None = None
+
+    def parse(self, text: str, lines: Sequence[str], first: int, end: int) -> ast.Module | None:
+        if self.text is not text or self.trees is None:
+            self.text, self.trees = text, {}
+        key = (first, end)
+        if key not in self.trees:
+            if len(self.trees) > 64:
+                self.trees.clear()
+            self.trees[key] = _parse("".join(lines[first:end]))
+        return self.trees[key]
+
+
+_cache = _ParseCache()
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _parse_around(text: str, lines: Sequence[str], cursor: int) -> tuple[ast.Module | None, int]:
+    """A parsed chunk holding `cursor`, and the chunk's first line; (None, 0) when none parses."""
+    first = _chunk_start(lines, cursor)
+    end = next(_top_starts_below(lines, cursor), len(lines))
+    for widening in range(_WIDENINGS + 1):
+        tree = _cache.parse(text, lines, first, end)
+        if tree is not None:
+            return tree, first
+        if (first, end) == (0, len(lines)):
+            return None, 0
+        step = 2**widening
+        first = _chunk_start(lines, _nth(_top_starts_above(lines, first - 1), step, 0)) if first else 0
+        end = _nth(_top_starts_below(lines, end), step, len(lines)) if end < len(lines) else end
+    if len(lines) <= _FULL_PARSE_MAX_LINES:
+        return _cache.parse(text, lines, 0, len(lines)), 0
+    return None, 0
+
+
+def _starts_in_a_string(tree: ast.Module, first: int) -> bool:
+    """A chunk that parsed by accident: it began on the closing quotes of a string above it, so what
+    it reads as a string statement is the code between two strings."""
+    head = tree.body[0] if tree.body else None
+    return (
+        first > 0
+        and isinstance(head, ast.Expr)
+        and isinstance(head.value, ast.Constant)
+        and isinstance(head.value.value, str | bytes)
+        and head.end_lineno != head.lineno
+    )
+
+
+def _nth(items: Iterator[int], n: int, default: int) -> int:
+    found = default
+    for _, item in zip(range(n), items, strict=False):
+        found = item
+    return found
+
+
+def _leading_comments(lines: Sequence[str], first: int) -> int:
+    """Move `first` up over the comment lines written directly above it."""
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):
+        first -= 1
+    return first
+
+
+def _span(node: ast.stmt, offset: int, lines: Sequence[str]) -> tuple[int, int]:
+    """0-based (first, last) lines of a statement; a definition's starts at its decorators and comments."""
+    first = node.lineno
+    if isinstance(node, _DEFINITIONS) and node.decorator_list:
+        first = min(first, *(d.lineno for d in node.decorator_list))
+    first += offset - 1
+    if isinstance(node, _DEFINITIONS):
+        first = _leading_comments(lines, first)
+    return first, (node.end_lineno or node.lineno) + offset - 1
+
+
+def _from_tree(tree: ast.Module, offset: int, lines: Sequence[str], cursor: int) -> Definition | None:
+    found: Definition | None = None
+    top_block: Definition | None = None
+    names: list[str] = []
+    parent_is_class = False
+    body: Sequence[ast.AST] = tree.body
+    while True:
+        holder = None
+        for node in body:
+            if not isinstance(node, ast.stmt):
+                continue
+            first, last = _span(node, offset, lines)
+            if first <= cursor <= last:
+                holder = node
+                break
+        if holder is None:
+            break
+        if body is tree.body and not isinstance(holder, _DEFINITIONS) and last > first:
+            top_block = Definition(first, last, "block")
+        if isinstance(holder, _DEFINITIONS):
+            names.append(holder.name)
+            kind = "class" if isinstance(holder, ast.ClassDef) else "method" if parent_is_class else "function"
+            found = Definition(first, last, kind, ".".join(names))
+            parent_is_class = isinstance(holder, ast.ClassDef)
+        body = [child for child in ast.iter_child_nodes(holder) if isinstance(child, ast.stmt)]
+        if isinstance(holder, ast.Match):
+            body = [stmt for case in holder.cases for stmt in case.body]
+        elif isinstance(holder, ast.Try | ast.TryStar):
+            body = [*holder.body, *(s for h in holder.handlers for s in h.body), *holder.orelse, *holder.finalbody]
+    return found or top_block
+
+
+# -- the scan, for a buffer that does not parse --------------------------------------------------------
+
+_LEXEME = re.compile(
+    r"""(?P<comment>\#)"""
+    r"""|(?P<triple>[rRbBuUfF]{0,2}(?:\"\"\"|'''))"""
+    r"""|(?P<string>[rRbBuUfF]{0,2}(?:"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))"""
+    r"""|(?P<open>[(\[{])|(?P<close>[)\]}])"""
+)
+
+
+@dataclass(frozen=True)
+class _Logical:
+    """A logical line: its physical lines [first, last], indentation and text of its first line."""
+
+    first: int
+    last: int
+    indent: int
+    head: str
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(8)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _logical_lines(lines: Sequence[str], start: int, stop: int) -> tuple[list[_Logical], bool]:
+    """Logical lines of lines[start:stop], skipping blank and comment-only lines, and whether the
+    scan ended inside a string (a sign that it started inside one).
+
+    An unclosed bracket in a half-written line would swallow the rest of the file, so a `def`,
+    `class` or decorator that starts a line no deeper than the bracket's line starts a new statement.
+    """
+    result: list[_Logical] = []
+    depth = 0
+    triple: str | None = None
+    opener_indent = 0
+    current: list[int] | None = None  # [first, indent] of the logical line being read
+    for i in range(start, stop):
+        line = lines[i]
+        stripped = line.strip()
+        pos = 0
+        if (
+            triple is None
+            and depth > 0
+            and current is not None
+            and _indent(line) <= opener_indent
+            and (_DEFINITION_HEADER.match(line) or stripped.startswith("@"))
+        ):
+            result.append(_Logical(current[0], i - 1, current[1], lines[current[0]].strip()))
+            current, depth = None, 0
+        if current is None and triple is None:
+            if not stripped or stripped.startswith("#"):
+                continue
+            current = [i, _indent(line)]
+            opener_indent = current[1]
+        if triple is not None:
+            close = _find_close(line, triple, 0)
+            if close < 0:
+                continue
+            triple, pos = None, close
+        while True:
+            match = _LEXEME.search(line, pos)
+            if match is None:
+                break
+            pos = match.end()
+            kind = match.lastgroup
+            if kind == "comment":
+                break
+            if kind == "triple":
+                quote = match.group()[-3:]
+                close = _find_close(line, quote, pos)
+                if close < 0:
+                    triple = quote
+                    break
+                pos = close
+            elif kind == "open":
+                depth += 1
+            elif kind == "close":
+                depth = max(depth - 1, 0)
+        continued = line.rstrip("\r\n").endswith("\\")
+        if triple is None and depth == 0 and not continued and current is not None:
+            result.append(_Logical(current[0], i, current[1], lines[current[0]].strip()))
+            current = None
+    if current is not None:
+        result.append(_Logical(current[0], stop - 1, current[1], lines[current[0]].strip()))
+    return result, triple is not None
+
+
+def _find_close(line: str, quote: str, pos: int) -> int:
+    """The offset just after the closing `quote` in `line` from `pos`, or -1."""
+    while True:
+        found = line.find(quote, pos)
+        if found < 0:
+            return -1
+        backslashes = len(line[:found]) - len(line[:found].rstrip("\\"))
+        if backslashes % 2 == 0:
+            return found + 3
+        pos = found + 1
+
+
+def _only_comments(lines: Sequence[str], start: int, stop: int) -> bool:
+    return all(lines[i].lstrip().startswith("#") for i in range(start, stop))
+
+
+def _scan_window(lines: Sequence[str], cursor: int) -> tuple[int, int]:
+    """From the top-level definition at or above the cursor to the one after it: a window to scan."""
+    start = 0
+    for i in range(cursor, -1, -1):
+        if lines[i][:1].strip() and _DEFINITION_HEADER.match(lines[i]):
+            start = _chunk_start(lines, i)
+            break
+    # When the cursor is on a decorator, the definition it decorates is below it: scan past it.
+    in_decorators = lines[next(_top_starts_above(lines, cursor), 0)].startswith("@")
+    stop = len(lines)
+    for i in range(cursor + 1, len(lines)):
+        line = lines[i]
+        if not line[:1].strip():
+            continue
+        header = _DEFINITION_HEADER.match(line)
+        if in_decorators:
+            in_decorators = header is None
+        elif header or line.startswith("@"):
+            stop = i
+            break
+    return start, stop
+
+
+def _scan(lines: Sequence[str], cursor: int) -> Definition | None:
+    start, stop = (0, len(lines)) if len(lines) <= _WHOLE_SCAN_MAX_LINES else _scan_window(lines, cursor)
+    logical, in_string = _logical_lines(lines, start, stop)
+    if in_string and start > 0:  # the window began inside a string: only the top of the file is safe
+        logical, _ = _logical_lines(lines, 0, stop)
+    best: Definition | None = None
+    # (indent, name, is_class) of the definitions open at each logical line, to name methods.
+    stack: list[tuple[int, str, bool]] = []
+    for k, header in enumerate(logical):
+        while stack and stack[-1][0] >= header.indent:
+            stack.pop()
+        match = _DEFINITION_HEADER.match(header.head)
+        if match is None:
+            continue
+        last = header.last
+        for body in logical[k + 1 :]:
+            if body.indent <= header.indent:
+                break
+            last = body.last
+        first = header.first
+        j = k
+        while j > 0 and logical[j - 1].indent == header.indent and logical[j - 1].head.startswith("@"):
+            if not _only_comments(lines, logical[j - 1].last + 1, first):
+                break
+            j -= 1
+            first = logical[j].first
+        if first > cursor:
+            break
+        first = _leading_comments(lines, first)
+        is_class = match.group(1) == "class"
+        if first <= cursor <= last and (best is None or last - first <= best.last_line - best.first_line):
+            kind = "class" if is_class else "method" if stack and stack[-1][2] else "function"
+            name = ".".join([*(s[1] for s in stack), match.group(2)])
+            best = Definition(first, last, kind, name)
+        stack.append((header.indent, match.group(2), is_class))
+    return best

@@ -1,0 +1,178 @@
+"""Edit formats end to end against the loopback backend: `hunks` answers applied to the region,
+`auto` choosing by size and by history, a hunks answer that does not apply retried in `region`
+(said in the notes), and never a partial or truncated hunks answer applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lsp_server.config import Config, ConfigError, Layer, build_config
+from lsp_server.engine import Engine
+from lsp_server.hunks import SEARCH_MARKER
+from lsp_server.refactor import RefactorError, RefactorRequest
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.conftest import backend_table
+
+# A 162-line class: one rename touches 1 of its lines.
+BODY = "".join(
+    f"    def step_{i}(self, value):\n        value = abs(value)\n        return value + {i}\n\n" for i in range(40)
+)
+SOURCE = "import os\n\n\nclass Pipeline:\n    limit = 3\n\n" + BODY + "\ndef main():\n    return Pipeline()\n"
+RENAMED = SOURCE.replace("limit", "ceiling")
+
+
+def config(fake: FakeBackend, **refactor: Any) -> Config:
+    return build_config(
+        [
+            Layer(
+                "test config",
+                {"default_backend": "fake", "backends": {"fake": backend_table(fake)}, "refactor": refactor},
+            )
+        ]
+    )
+
+
+def request(edit_format: str | None = None, text: str = SOURCE, at: str = "    limit = 3") -> RefactorRequest:
+    offset = text.index(at)
+    return RefactorRequest(
+        path="pipeline.py",
+        text=text,
+        start=offset,
+        end=offset,
+        instruction="rename limit to ceiling",
+        edit_format=edit_format,  # type: ignore[arg-type]
+    )
+
+
+def system_prompt(sent: dict[str, Any]) -> str:
+    return next(m["content"] for m in sent["messages"] if m["role"] == "system")
+
+
+async def test_hunks_answers_only_the_change_and_the_file_is_the_expected_one(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    result = await engine.refactor(request("hunks"), config(fake_backend))
+    assert result.new_text == RENAMED
+    sent = fake_backend.requests[-1]
+    assert SEARCH_MARKER in system_prompt(sent) and "prediction" not in sent  # no whole-region prediction
+    assert result.stats.edit_format == "hunks" and result.stats.region_lines == 162
+    assert result.stats.completion_tokens is not None and result.stats.completion_tokens < 60
+    assert " · hunks (set by the request)" in result.stats.summary()
+    assert [(e.start, e.end) for e in result.edits] == [(SOURCE.index("limit"), SOURCE.index("limit") + len("limit"))]
+
+
+async def test_auto_chooses_by_the_region_size(engine: Engine, fake_backend: FakeBackend) -> None:
+    big = await engine.refactor(request(), config(fake_backend, hunks_min_lines=100))
+    assert big.stats.edit_format == "hunks"
+    assert big.stats.format_reason == "auto, 162 lines ≥ hunks_min_lines 100"
+    small = await engine.refactor(request(at="    return Pipeline()"), config(fake_backend, hunks_min_lines=100))
+    assert small.stats.edit_format == "region" and small.stats.format_reason == "auto, 2 lines < hunks_min_lines 100"
+    assert fake_backend.requests[-1]["prediction"]["content"] == "def main():\n    return Pipeline()\n"
+
+
+AMBIGUOUS = f"{SEARCH_MARKER}\n        value = abs(value)\n=======\n        value = -value\n>>>>>>> REPLACE\n"
+MISSING = f"{SEARCH_MARKER}\n    limit = 4\n=======\n    ceiling = 4\n>>>>>>> REPLACE\n"
+
+
+async def test_auto_retries_a_hunks_answer_that_does_not_apply_in_the_region_format(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    fake_backend.enqueue(Reply(text=MISSING))
+    result = await engine.refactor(request(), config(fake_backend, hunks_min_lines=100))
+    assert result.new_text == RENAMED
+    first, retry = fake_backend.requests[-2:]
+    assert SEARCH_MARKER in system_prompt(first) and SEARCH_MARKER not in system_prompt(retry)
+    assert retry["prediction"]["content"] == SOURCE[SOURCE.index("class Pipeline") : SOURCE.index("\n\ndef main")]
+    stats = result.stats
+    assert stats.edit_format == "region" and stats.retried_from == "hunks"
+    assert stats.first_attempt_ms and stats.waited_ms() > stats.latency_ms
+    assert stats.notes[0].startswith("the hunks answer did not apply (the model's edit block 1 does not match")
+    assert "retried in the region format" in stats.notes[0]
+    assert "region (the hunks answer did not apply; retried" in stats.summary()
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (MISSING, "block 1 does not match the code"),
+        (AMBIGUOUS, "block 1 matches the code in 40 places"),
+        (MISSING + "and that is all I changed\n", "text outside the SEARCH/REPLACE blocks"),
+    ],
+    ids=["missing", "ambiguous", "prose"],
+)
+async def test_a_hunks_answer_that_does_not_apply_changes_nothing(
+    engine: Engine, fake_backend: FakeBackend, answer: str, problem: str
+) -> None:
+    fake_backend.enqueue(Reply(text=answer))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request("hunks"), config(fake_backend))
+    assert problem in str(info.value) and "nothing was applied" in str(info.value)
+    assert info.value.stats is not None and info.value.stats.edit_format_failed
+    assert info.value.output == answer  # kept for the user to see
+    assert len(fake_backend.requests) == 1  # asked for hunks explicitly: no retry
+
+
+async def test_a_truncated_hunks_answer_is_never_applied(engine: Engine, fake_backend: FakeBackend) -> None:
+    whole = f"{SEARCH_MARKER}\n    limit = 3\n=======\n    ceiling = 3\n>>>>>>> REPLACE\n"
+    # Cut off by the token cap: refused as any cut-off answer is (a retry would be longer still).
+    fake_backend.enqueue(Reply(text=whole, finish_reason="length"))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request(), config(fake_backend, hunks_min_lines=100))
+    assert "nothing was applied" in str(info.value) and len(fake_backend.requests) == 1
+    # A block that never ends although the stream did: not applied; asked for hunks, that is the end...
+    fake_backend.reset()
+    fake_backend.enqueue(Reply(text=whole[: whole.index(">>>>>>>")]))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request("hunks"), config(fake_backend))
+    assert "nothing was applied" in str(info.value) and len(fake_backend.requests) == 1
+    # ...and with auto, the region format gets its chance.
+    fake_backend.reset()
+    fake_backend.enqueue(Reply(text=whole[: whole.index(">>>>>>>")]))
+    result = await engine.refactor(request(), config(fake_backend, hunks_min_lines=100))
+    assert result.new_text == RENAMED and result.stats.retried_from == "hunks"
+
+
+async def test_indentation_fallback_is_applied_and_said(engine: Engine, fake_backend: FakeBackend) -> None:
+    shifted = f"{SEARCH_MARKER}\nlimit = 3\n=======\nceiling = 3\n>>>>>>> REPLACE\n"
+    fake_backend.enqueue(Reply(text=shifted))
+    result = await engine.refactor(request("hunks"), config(fake_backend))
+    assert result.new_text == SOURCE.replace("limit = 3", "ceiling = 3")
+    assert any("indented" in note for note in result.stats.notes)
+
+
+async def test_history_outweighs_the_size_rule(engine: Engine, fake_backend: FakeBackend) -> None:
+    for _ in range(3):
+        engine.formats.record("fake", "hunks", 162, False, 900.0)
+        engine.formats.record("fake", "region", 162, True, 2000.0)
+    result = await engine.refactor(request(), config(fake_backend, hunks_min_lines=100))
+    assert result.stats.edit_format == "region"
+    assert result.stats.format_reason.startswith("auto, by fake's history for 51-200 lines: hunks")
+
+
+async def test_a_preset_can_set_its_format_and_a_request_overrides_it(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    layer = {
+        "default_backend": "fake",
+        "backends": {"fake": backend_table(fake_backend)},
+        "actions": [
+            {"id": "rename", "title": "Rename", "instruction": "rename limit to ceiling", "edit_format": "hunks"}
+        ],
+    }
+    cfg = build_config([Layer("test config", layer)])
+    offset = SOURCE.index("    limit")
+    preset = RefactorRequest(path="p.py", text=SOURCE, start=offset, end=offset, action_id="rename")
+    result = await engine.refactor(preset, cfg)
+    assert result.stats.edit_format == "hunks" and result.stats.format_reason == "set by action 'rename'"
+    overridden = RefactorRequest(
+        path="p.py", text=SOURCE, start=offset, end=offset, action_id="rename", edit_format="region"
+    )
+    assert (await engine.refactor(overridden, cfg)).stats.edit_format == "region"
+
+
+def test_a_bad_edit_format_names_the_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        build_config([Layer("user config", {"refactor": {"edit_format": "diff"}})])
+    assert "edit_format" in str(info.value) and "'diff'" in str(info.value)

@@ -1,0 +1,82 @@
+"""How `auto` picks an edit format: the region's size until the backend has history, then its own
+medians; a format that often failed to apply is not picked however fast it was."""
+
+from __future__ import annotations
+
+from lsp_server.edit_format import FormatHistory, choose_format, size_bucket
+from lsp_server.stats import RefactorStats
+
+
+def test_a_format_asked_for_is_used_and_said() -> None:
+    choice = choose_format("hunks", "action 'rename'", 3, 80, "cloud", None)
+    assert (choice.format, choice.reason, choice.retry_in_region) == ("hunks", "set by action 'rename'", False)
+
+
+def test_without_history_the_size_decides() -> None:
+    assert choose_format("auto", "", 79, 80, "cloud", FormatHistory()).format == "region"
+    big = choose_format("auto", "", 80, 80, "cloud", FormatHistory())
+    assert (big.format, big.retry_in_region) == ("hunks", True)
+
+
+def test_history_decides_once_every_format_has_enough_runs_of_that_size() -> None:
+    history = FormatHistory()
+    for _ in range(3):
+        history.record("cloud", "region", 300, True, 1500.0)
+    for _ in range(2):
+        history.record("cloud", "hunks", 300, True, 9000.0)
+    assert choose_format("auto", "", 300, 80, "cloud", history).reason.startswith("auto, 300 lines")
+    history.record("cloud", "hunks", 300, True, 9000.0)
+    choice = choose_format("auto", "", 300, 80, "cloud", history)
+    assert choice.format == "region"
+    assert (
+        choice.reason
+        == "auto, by cloud's history for 201-800 lines: hunks 9.0 s, 100% applied vs region 1.5 s, 100% applied"
+    )
+    # Another size or another backend has no history yet.
+    assert choose_format("auto", "", 100, 80, "cloud", history).format == "hunks"
+    assert choose_format("auto", "", 300, 80, "local", history).format == "hunks"
+
+
+def test_a_fast_format_that_often_fails_is_not_chosen() -> None:
+    history = FormatHistory()
+    for ok in (True, False, False, True):
+        history.record("cloud", "hunks", 300, ok, 500.0)
+    for _ in range(3):
+        history.record("cloud", "region", 300, True, 4000.0)
+    assert choose_format("auto", "", 300, 80, "cloud", history).format == "region"
+
+
+def test_the_history_file_teaches_failures_retries_and_successes() -> None:
+    records = [
+        RefactorStats(served_by="cloud", edit_format="hunks", region_lines=300, latency_ms=800.0, applied=True),
+        RefactorStats(
+            served_by="cloud",
+            edit_format="region",
+            region_lines=300,
+            latency_ms=3000.0,
+            applied=True,
+            retried_from="hunks",
+            first_attempt_ms=700.0,
+        ),
+        RefactorStats(served_by="cloud", edit_format="hunks", region_lines=300, edit_format_failed=True, applied=False),
+        # A refactor the user rejected, or that timed out, says nothing about its format.
+        RefactorStats(served_by="cloud", edit_format="region", region_lines=300, latency_ms=1.0, applied=False),
+    ]
+    history = FormatHistory().record_stats(records)
+    assert history.medians("cloud", 300) is None  # region has 1 run only
+    history.record_stats(records[1:2] * 2)
+    medians = history.medians("cloud", 300)
+    assert medians is not None
+    assert medians["region"] == (3000.0, 1.0, 3)
+    assert medians["hunks"][1:] == (0.2, 5)  # 1 applied of 5: three failed and were retried, one failed alone
+
+
+def test_size_buckets() -> None:
+    assert [size_bucket(n) for n in (1, 50, 51, 200, 800, 801)] == [
+        "1-50 lines",
+        "1-50 lines",
+        "51-200 lines",
+        "51-200 lines",
+        "201-800 lines",
+        "over 800 lines",
+    ]
