@@ -619,7 +619,12 @@ def _js_body(s: str, st: int, ctx: str) -> str:
         return "code"  # `case 1: {`, `default: {`, `outer: {`
     if tail and ((tail[-1] in "=(,:[?|&" and not tail.endswith("=>")) or tail.endswith(("return", "default"))):
         return "class"
+    if _JS_CLASS_EXPRESSION.search(s, st):
+        return "class"  # `module.exports = class Name extends Base {`: no definition, but members inside
     return "code"
+
+
+_JS_CLASS_EXPRESSION = re.compile(r"(?<![\w$.])class\b(?:\s+[\w$]+)?(?:\s+extends\b[^;{}]*+)?\s*\Z")
 
 
 # -- Go ---------------------------------------------------------------------------------------------
@@ -965,7 +970,7 @@ _HEADER_BLOCKS = 8  # blocks (decorator arguments, types) a header is read back 
 _NON_BLANK = re.compile(r"\S")
 _GOES_ON = frozenset(")]>.|&?:=[")
 _HEADER_CHARS = 2000  # the most of a statement's end its header patterns are searched in
-_HEADER_SEARCH_LINES = 6  # ... and the most lines (bracket groups emptied into one line)
+_HEADER_SEARCH_LINES = 16  # ... and the most lines (bracket groups emptied; a union return type takes one each)
 _RUBY_DEF = re.compile(r"def\s+(?:self\s*\.\s*)?([\w?!=]+|[^\s\w(;]+)")
 _RUBY_CLASS = re.compile(r"(class|module)\s+(?!<<)([\w:]+)")
 _RUBY_VISIBILITY = re.compile(r"[ \t]*(?:private|protected|public|module_function|private_class_method)\s+")

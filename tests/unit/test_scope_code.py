@@ -1260,3 +1260,23 @@ def test_crlf_line_breaks_give_the_same_definitions(src: str, family: str) -> No
     crlf = src.replace("\n", "\r\n")
     for cursor in range(src.count("\n")):
         assert find_code_definition(crlf, cursor, family) == find_code_definition(src, cursor, family), cursor
+
+
+def test_js_methods_named_like_keywords_in_an_assigned_class_expression() -> None:
+    # whatwg-mimetype: `module.exports = class X {` holds `delete(name) {`, a method, not a statement.
+    text = (
+        "module.exports = class Params {\n  clear() {\n    this.m.clear();\n  }\n\n"
+        "  delete(name) {\n    return this.m.delete(name);\n  }\n};\n"
+    )
+    found = find_code_definition(text, 6, "js")
+    assert found is not None and (found.first_line, found.last_line, found.kind) == (5, 7, "method")
+
+
+def test_ts_return_type_union_over_many_lines() -> None:
+    # cheerio: a black-like signature whose union return type takes a line per member.
+    head = "export function prop<T extends Node>(\n  this: Cheerio<T>,\n  value?: unknown,\n):\n"
+    union = "".join(f"  | Member{i}\n" for i in range(9)) + "  | StyleProp {\n"
+    text = head + union + "  if (x) {\n    return 1;\n  }\n}\n"
+    cursor = text.count("\n") - 2
+    found = find_code_definition(text, cursor, "js")
+    assert found is not None and (found.first_line, found.last_line, found.name) == (0, text.count("\n") - 1, "prop")
