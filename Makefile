@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope test-neovim test-vscode vsix
+.PHONY: install test lint demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -70,6 +70,18 @@ bench-hygiene:
 SCOPE_ARGS ?=
 bench-scope:
 	$(PYTHON) benchmarks/scope.py $(SCOPE_ARGS)
+
+# Edit formats side by side against each task's ideal time, on the loopback backend as a perfect model
+# (SIMULATED: 5 ms a pass, drafts of 8); about 8 minutes with --repeat 1, 22 with 3. benchmarks/README.md.
+FORMATS_PORT ?= 8240
+FORMATS_ARGS ?= --repeat 1
+bench-formats:
+	@cfg=$$(mktemp --suffix=.toml); \
+	printf 'default_backend = "sim"\n[backends.sim]\ntype = "openai"\nbase_url = "http://127.0.0.1:$(FORMATS_PORT)/v1"\nmodel = "fake-model"\n' > $$cfg; \
+	$(PYTHON) -m lsp_server.testing.fake_backend --kind openai --corpus benchmarks/tasks --step-ms 5 --port $(FORMATS_PORT) & pid=$$!; \
+	trap 'kill $$pid; rm -f $$cfg' EXIT; \
+	for i in $$(seq 50); do $(PYTHON) -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$(FORMATS_PORT)/v1/models')" 2>/dev/null && break; sleep 0.2; done; \
+	$(REFACTOR_LSP) bench --config $$cfg --backend sim --edit-format region,hunks,auto $(FORMATS_ARGS)
 
 test-neovim:
 	pytest tests/editors/test_neovim.py -q

@@ -147,7 +147,10 @@ async def _refactor(args: argparse.Namespace) -> int:
         if args.lines:
             start, end = _parse_lines(args.lines, text)
             scope = "selection"
-        elif args.at:
+        elif args.at is not None:
+            count = len(split_lines(text))
+            if not 1 <= args.at <= max(count, 1):
+                raise ValueError(f"--at {args.at} is outside the file's {count} lines")
             start, _ = line_span(text, args.at - 1, args.at - 1)
             end, scope = start, "auto"
         else:
@@ -287,6 +290,8 @@ def _bench_command(args: argparse.Namespace) -> str:
         parts += ["--max-tokens", str(args.max_tokens)]
     if args.concurrency != "1":
         parts += ["--concurrency", args.concurrency]
+    if args.edit_format:
+        parts += ["--edit-format", args.edit_format]
     if args.note:
         parts += ["--note", args.note]
     for flag in ("markdown", "json"):
@@ -310,25 +315,29 @@ async def _bench(args: argparse.Namespace) -> int:
         make_plan,
         measure,
         parse_concurrency,
+        parse_edit_formats,
         render_markdown,
         render_terminal,
     )
     from .engine import Engine
 
     try:
-        levels = parse_concurrency(args.concurrency)  # first: a typo here should not wait for the tasks to load
+        # First: a typo in these should not wait for the tasks to load.
+        levels = parse_concurrency(args.concurrency)
+        formats = parse_edit_formats(args.edit_format) if args.edit_format is not None else ()
         tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
         if tasks_dir is None:
             raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
         tasks = load_tasks(tasks_dir, args.task)
         loaded = load_cli_config(args.config, Path.cwd())
         plan = make_plan(
-            loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels
+            loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels, formats
         )
     except (BenchError, ConfigError) as exc:
         _error(str(exc))
         return EXIT_USAGE
-    engine = Engine()
+    # The user's history must not steer `auto` in a measurement (the bench decides it by size).
+    engine = Engine(learn_from_history_file=False)
     try:
         report = await measure(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
     except BenchError as exc:
@@ -341,7 +350,10 @@ async def _bench(args: argparse.Namespace) -> int:
         _write_report(args.markdown, render_markdown(report))
     if args.json:
         _write_report(args.json, report.to_json())
-    if report.total.speedup is None:
+    if report.formats is not None and not report.formats.measured:
+        _error("no run could be compared with its ideal time; see the messages above")
+        return EXIT_FAILED
+    if report.formats is None and report.total.speedup is None:
         _error("no pair of runs was measured in both modes; see the messages above")
         return EXIT_FAILED
     return EXIT_FAILED if report.errors else EXIT_OK
@@ -423,6 +435,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N[,N...]",
         help="requests in flight at once, one level or several (1,2,4): each task runs as N identical requests "
         "together with prediction, then N without, and the report adds a row per level (default 1: one at a time)",
+    )
+    bench.add_argument(
+        "--edit-format",
+        metavar="FORMAT[,FORMAT...]",
+        help="compare edit formats side by side, against each task's ideal time: region (with and without the "
+        "prediction), hunks, auto; one or several (region,hunks,auto). The region format without prediction "
+        "always runs: the ideal is measured from it (default: the region format with and without prediction only)",
     )
     bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
     bench.add_argument("--config")

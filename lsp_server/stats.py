@@ -100,7 +100,7 @@ class RefactorStats:
         return " · ".join(parts)
 
     def format_label(self) -> str:
-        """`hunks (auto, 412 lines ≥ hunks_min_lines 80)`: which format ran, and why."""
+        """`hunks (auto, 412 lines ≥ hunks_min_lines 300)`: which format ran, and why."""
         why = self.format_reason
         if self.retried_from:
             why = f"the {self.retried_from} answer did not apply; retried, {self.first_attempt_ms or 0:.0f} ms lost"

@@ -10,6 +10,11 @@ Pairs alternate which mode runs first, task by task and repetition by repetition
 BABA...), so that warm caches and drift favour neither mode. Speedup is the median, over pairs, of
 the baseline's latency divided by the prediction's latency.
 
+With `--edit-format region,hunks,auto` the modes are those edit formats (`region` gives two: with and
+without the prediction; the region format without prediction always runs, as the reference), and
+the report adds each mode's wait against the task's ideal time: the backend's TTFT plus the tokens
+that differ, written at its plain decode rate, all measured in the same run (`ideal`).
+
 Under load (`--concurrency 1,2,4`), each level runs the same schedule with every run replaced by a
 batch: N identical requests sent at once through the one engine, then N in the other mode. The
 report adds a row per level: latency, speedup, per-request and aggregate tokens/s, acceptance, and
@@ -18,53 +23,70 @@ how many answers really streamed at once.
 One module per job, each importing only those listed before it:
 - `tasks`: the corpus (Task, load_tasks) and BenchError;
 - `runs`: one measured Run, a Pair of them, a Batch of them at once;
+- `ideal`: a task's ideal time, and the diff that counts the tokens that differ;
 - `probes`: what the servers and the machine say about themselves, /metrics counters;
-- `report`: typed summaries per mode, task, level and overall, and the JSON report built from them;
+- `report`: typed summaries per mode, task, level, edit format and overall, and the JSON report;
 - `render`: the table for the terminal and Markdown;
 - `progress`: the progress display on stderr;
 - `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 
+from .ideal import Ideal, changed_chars, changed_lines
 from .probes import Machine, ServerInfo, describe_server, machine
 from .progress import ProgressDisplay
 from .render import render_markdown, render_terminal
 from .report import (
+    FormatRuns,
+    FormatsReport,
+    GroupFormats,
     LoadLevel,
     Meta,
     ModeSummary,
     PairsSummary,
     Report,
     Spread,
+    TaskFormats,
     TaskSummary,
     Throughput,
     build_report,
+    summarize_formats,
     summarize_level,
 )
 from .runner import (
+    EDIT_FORMATS,
     BenchPlan,
     LevelRuns,
+    SizeRuleOnly,
     make_plan,
     max_concurrency,
     measure,
     parse_concurrency,
+    parse_edit_formats,
     run_batch,
     run_bench,
     run_level,
     schedule,
     warm_up,
 )
-from .runs import Batch, Pair, Run
+from .runs import MODE_LABELS, Batch, Mode, Pair, Run
 from .tasks import BenchError, Task, default_tasks_dir, load_tasks
 
 __all__ = [
+    "EDIT_FORMATS",
+    "MODE_LABELS",
     "Batch",
     "BenchError",
     "BenchPlan",
+    "FormatRuns",
+    "FormatsReport",
+    "GroupFormats",
+    "Ideal",
     "LevelRuns",
     "LoadLevel",
     "Machine",
     "Meta",
+    "Mode",
     "ModeSummary",
     "Pair",
     "PairsSummary",
@@ -72,11 +94,15 @@ __all__ = [
     "Report",
     "Run",
     "ServerInfo",
+    "SizeRuleOnly",
     "Spread",
     "Task",
+    "TaskFormats",
     "TaskSummary",
     "Throughput",
     "build_report",
+    "changed_chars",
+    "changed_lines",
     "default_tasks_dir",
     "describe_server",
     "load_tasks",
@@ -85,12 +111,14 @@ __all__ = [
     "max_concurrency",
     "measure",
     "parse_concurrency",
+    "parse_edit_formats",
     "render_markdown",
     "render_terminal",
     "run_batch",
     "run_bench",
     "run_level",
     "schedule",
+    "summarize_formats",
     "summarize_level",
     "warm_up",
 ]

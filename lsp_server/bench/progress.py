@@ -43,7 +43,7 @@ class ProgressDisplay:
 
     def begin(self, task: str, mode: str, repetition: int, at_once: int = 1) -> None:
         """A run starts, or a batch of `at_once` runs together (each then reports `done`)."""
-        label = "with prediction" if mode == "prediction" else "without"
+        label = {"prediction": "with prediction", "baseline": "without"}.get(mode, mode)
         batch = f", {at_once} at once" if at_once > 1 else ""
         self.current = f"{task} ({label}, #{repetition + 1}{batch})"
         if self.tty:

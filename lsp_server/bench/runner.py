@@ -1,6 +1,10 @@
 """A bench run: the plan (checked before anything is sent), the order of the runs, each run through
 the engine, batches of runs at once for --concurrency, and the whole bench with what the servers say
-around it."""
+around it.
+
+With --edit-format the modes are the formats asked for (`region` gives two: with and without the
+prediction), plus the region format without prediction in every case: the reference the ideal time
+is measured from (`ideal`). `auto` decides by the region's size alone here (`SizeRuleOnly`)."""
 
 from __future__ import annotations
 
@@ -17,18 +21,23 @@ from typing import TextIO
 
 from .. import __version__
 from ..backends import LOCAL_SPECULATION_TYPES, BackendError, StreamRequest
-from ..config import BackendConfig, Config, ConfigError
+from ..config import BackendConfig, Config, ConfigError, EditFormat
+from ..edit_format import FormatHistory
 from ..engine import Engine
 from ..refactor import Progress, RefactorError
 from .probes import describe_server, drafts_between, machine, read_counters
 from .progress import ProgressDisplay
-from .report import LoadLevel, Meta, Report, build_report, summarize_level
+from .report import LoadLevel, Meta, Report, build_report, summarize_formats, summarize_level
 from .runs import Batch, Mode, Pair, Run
 from .tasks import BenchError, Task
 
 ORDER = (
     "pairs alternate which mode runs first, task by task and repetition by repetition "
     "(ABAB..., then BABA...); one untimed warm-up request per backend first"
+)
+FORMATS_ORDER = (
+    "the modes rotate which runs first, task by task and repetition by repetition (ABCD, BCDA, ...); one "
+    "untimed warm-up request per backend first"
 )
 LOAD_ORDER = (
     "; under load (--concurrency N), each task runs as a batch of N identical requests sent at once in one "
@@ -51,6 +60,43 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(levels)))
 
 
+EDIT_FORMATS: tuple[EditFormat, ...] = ("region", "hunks", "auto")
+# How each mode's request is made: (the prediction override, the edit format).
+MODE_REQUESTS: dict[Mode, tuple[bool | None, EditFormat]] = {
+    "prediction": (None, "region"),
+    "baseline": (False, "region"),
+    "hunks": (None, "hunks"),
+    "auto": (None, "auto"),
+}
+
+
+def parse_edit_formats(text: str) -> tuple[EditFormat, ...]:
+    """--edit-format's formats: "auto,region" → ("region", "auto"), each once, in the report's order.
+    Raises BenchError."""
+    asked = []
+    for part in text.split(","):
+        part = part.strip()
+        if part not in EDIT_FORMATS:
+            raise BenchError(
+                f"--edit-format takes {', '.join(EDIT_FORMATS)}, one or several separated by commas "
+                f"(like region,hunks,auto); {part!r} is not one"
+            )
+        asked.append(part)
+    return tuple(f for f in EDIT_FORMATS if f in asked)
+
+
+class SizeRuleOnly(FormatHistory):
+    """An engine's format history that never has an opinion, so `auto` decides by the region's size.
+
+    The bench measures `auto` as a new user meets it: by `refactor.hunks_min_lines`. Its own runs
+    would otherwise teach the engine (after three of each format per region size), and `auto` would
+    change its mind halfway through the run, in an order that depends on the schedule.
+    """
+
+    def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
+        return None
+
+
 def max_concurrency() -> int:
     """The most requests the engine's HTTP clients can have open at once: ClientPool passes no limits of
     its own, so the OpenAI SDK's defaults hold. Above it, requests would queue in the client, unseen."""
@@ -68,6 +114,7 @@ class BenchPlan:
     repeat: int
     max_tokens: int  # 0: from the region size
     concurrency: tuple[int, ...] = (1,)  # requests at once, per level, lowest first
+    edit_formats: tuple[EditFormat, ...] = ()  # --edit-format; empty: the region format with and without prediction
 
     @property
     def under_load(self) -> bool:
@@ -75,9 +122,22 @@ class BenchPlan:
         return self.concurrency != (1,)
 
     @property
+    def modes(self) -> tuple[Mode, ...]:
+        """The modes each task runs in, in the report's order."""
+        if not self.edit_formats:
+            return ("prediction", "baseline")
+        modes: list[Mode] = ["prediction"] if "region" in self.edit_formats else []
+        modes.append("baseline")  # always: the reference the ideal time is measured from
+        if "hunks" in self.edit_formats:
+            modes.append("hunks")
+        if "auto" in self.edit_formats:
+            modes.append("auto")
+        return tuple(modes)
+
+    @property
     def runs(self) -> int:
         """Measured runs in all: every task, repetition and mode, at every level, N at a time."""
-        return len(self.tasks) * self.repeat * 2 * sum(self.concurrency)
+        return len(self.tasks) * self.repeat * len(self.modes) * sum(self.concurrency)
 
     @property
     def baseline_is_other_backend(self) -> bool:
@@ -92,6 +152,7 @@ def make_plan(
     repeat: int,
     max_tokens: int = 0,
     concurrency: Sequence[int] = (1,),
+    edit_formats: Sequence[EditFormat] = (),
 ) -> BenchPlan:
     """Check that the comparison makes sense before anything is sent."""
     if repeat < 1:
@@ -105,6 +166,12 @@ def make_plan(
         raise BenchError(
             f"--concurrency {levels[-1]} is more than the {max_concurrency()} connections the HTTP client opens "
             "at once; the rest would wait in its queue, not load the server"
+        )
+    formats = tuple(f for f in EDIT_FORMATS if f in edit_formats)
+    if formats and levels != (1,):
+        raise BenchError(
+            "--edit-format and --concurrency cannot be combined: the edit formats are compared one request at a "
+            "time; run them as two benches"
         )
     try:
         backend = config.backend(backend_name)
@@ -122,7 +189,7 @@ def make_plan(
             f"--baseline-backend must be another backend than '{backend.name}': the same {backend.type} server "
             "speculates in both modes"
         )
-    if backend.prediction == "never":
+    if backend.prediction == "never" and (not formats or "region" in formats):
         raise BenchError(
             f"the backend '{backend.name}' has prediction = \"never\": there is nothing to compare; "
             'set it to "auto" or pick another backend'
@@ -131,20 +198,26 @@ def make_plan(
         config.refactor, temperature=0.0, max_tokens=max_tokens or config.refactor.max_tokens
     )
     return BenchPlan(
-        dataclasses.replace(config, refactor=refactor), backend, baseline, tuple(tasks), repeat, max_tokens, levels
+        dataclasses.replace(config, refactor=refactor),
+        backend,
+        baseline,
+        tuple(tasks),
+        repeat,
+        max_tokens,
+        levels,
+        formats,
     )
 
 
-def schedule(plan: BenchPlan) -> list[tuple[int, Task, tuple[Mode, Mode]]]:
-    """(repetition, task, mode order) in running order; the first mode alternates task by task and
-    repetition by repetition."""
-    order: list[tuple[int, Task, tuple[Mode, Mode]]] = []
+def schedule(plan: BenchPlan) -> list[tuple[int, Task, tuple[Mode, ...]]]:
+    """(repetition, task, mode order) in running order. The modes rotate task by task and repetition
+    by repetition, so each runs first (and last) equally often: with two modes, ABAB... then BABA..."""
+    order: list[tuple[int, Task, tuple[Mode, ...]]] = []
+    modes = plan.modes
     for repetition in range(plan.repeat):
         for index, task in enumerate(plan.tasks):
-            modes: tuple[Mode, Mode] = (
-                ("prediction", "baseline") if (repetition + index) % 2 == 0 else ("baseline", "prediction")
-            )
-            order.append((repetition, task, modes))
+            shift = (repetition + index) % len(modes)
+            order.append((repetition, task, modes[shift:] + modes[:shift]))
     return order
 
 
@@ -161,8 +234,11 @@ async def run_one(
     first: bool,
     on_progress: Callable[[Progress], None] | None,
 ) -> Run:
-    backend = plan.backend if mode == "prediction" else plan.baseline
-    request = task.request(backend.name, None if mode == "prediction" else False)
+    backend = plan.baseline if mode == "baseline" else plan.backend
+    prediction, edit_format = MODE_REQUESTS[mode]
+    # The region format by name, also without --edit-format: a config's `auto` or `hunks` would
+    # otherwise turn the comparison of prediction with and without into one of formats.
+    request = task.request(backend.name, prediction, edit_format)
     labels = (task.name, mode, repetition, first, backend.name)
     try:
         result = await engine.refactor(request, plan.config, on_progress)
@@ -277,8 +353,9 @@ async def run_level(
             batches.append(batch)
             for run in batch.runs:
                 _check_prediction_ran(plan, run)
-        with_, without = by_mode["prediction"].runs, by_mode["baseline"].runs
-        pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
+        if "prediction" in by_mode and "baseline" in by_mode:
+            with_, without = by_mode["prediction"].runs, by_mode["baseline"].runs
+            pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
     return LevelRuns(at_once, tuple(pairs), tuple(batches), time.perf_counter() - started)
 
 
@@ -298,7 +375,9 @@ async def measure(
 ) -> Report:
     """The whole bench: warm up, describe the servers, run every pair with a progress display (on
     `progress_stream`, default stderr), at each concurrency level, reading /metrics before and after
-    (and around each level under load). Raises BenchError."""
+    (and around each level under load). `auto` decides by the region's size alone (SizeRuleOnly).
+    Raises BenchError."""
+    engine.formats = SizeRuleOnly()
     await warm_up(engine, plan)
     backend_info = await describe_server(plan.backend)
     baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
@@ -330,11 +409,17 @@ async def measure(
         repetitions=plan.repeat,
         max_tokens=plan.max_tokens,
         temperature=0.0,
-        order=ORDER + (LOAD_ORDER if plan.under_load else ""),
+        order=(FORMATS_ORDER if plan.edit_formats else ORDER) + (LOAD_ORDER if plan.under_load else ""),
         note=note,
         machine=machine(),
         wall_s=round(time.monotonic() - started, 1),
         metrics_during_bench=drafts_between(before, after),
         concurrency=plan.concurrency,
+        edit_formats=plan.edit_formats,
+        hunks_min_lines=plan.config.refactor.hunks_min_lines if plan.edit_formats else None,
     )
-    return build_report(plan.tasks, ran[0].pairs, meta, levels)  # the per-task table: the lowest level
+    formats = None
+    if plan.edit_formats:
+        runs = [run for batch in ran[0].batches for run in batch.runs]
+        formats = summarize_formats(plan.tasks, runs, plan.modes)
+    return build_report(plan.tasks, ran[0].pairs, meta, levels, formats)  # the per-task table: the lowest level

@@ -1,5 +1,9 @@
 """What one bench run measured, a pair of runs (the same task with and without the prediction), and a
-batch: the same task in one mode, several times at once (`--concurrency`)."""
+batch: the same task in one mode, several times at once (`--concurrency`).
+
+Modes: "prediction" and "baseline" are the region format with and without the prediction (without:
+the baseline backend for vLLM and llama.cpp); with `--edit-format`, "hunks" and "auto" are those
+edit formats on the backend under test, its prediction as configured."""
 
 from __future__ import annotations
 
@@ -9,7 +13,14 @@ from typing import Any, Literal
 
 from ..stats import RefactorStats
 
-Mode = Literal["prediction", "baseline"]
+Mode = Literal["prediction", "baseline", "hunks", "auto"]
+# The edit-format report's names for the modes.
+MODE_LABELS: dict[Mode, str] = {
+    "prediction": "region + prediction",
+    "baseline": "region, no prediction",
+    "hunks": "hunks",
+    "auto": "auto",
+}
 Outcome = Literal["edit", "unchanged", "refused", "error"]
 
 
@@ -30,6 +41,11 @@ class Run:
     @property
     def latency_ms(self) -> float | None:
         return self.stats.latency_ms if self.stats is not None else None
+
+    @property
+    def waited_ms(self) -> float | None:
+        """What the user waited: a hunks attempt that did not apply and its retry together."""
+        return self.stats.waited_ms() if self.stats is not None else None
 
     @property
     def useful_tokens(self) -> int | None:

@@ -7,8 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import EditFormat
+from ..prompt import language_of
 from ..refactor import RefactorRequest
-from ..scope import line_span
+from ..scope import choose_region, line_span, selection_lines
+from ..text import split_lines
 
 TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")
 
@@ -28,14 +31,27 @@ class Task:
     language: str
     source: str
     expected: str
+    # A cursor line (1-based) the task names instead of lines: `lines` are then the ones the editor's
+    # scope chose around it when the task was loaded.
+    at: int | None = None
 
     def span(self) -> tuple[int, int]:
         if self.lines is None:
             return 0, len(self.source)
         return line_span(self.source, self.lines[0] - 1, self.lines[1] - 1)
 
-    def request(self, backend: str, prediction: bool | None) -> RefactorRequest:
-        """The request an editor would send: the task's lines selected, or the whole file."""
+    @property
+    def region_lines(self) -> int:
+        if self.lines is None:
+            return len(split_lines(self.source))
+        return self.lines[1] - self.lines[0] + 1
+
+    def request(self, backend: str, prediction: bool | None, edit_format: EditFormat | None = None) -> RefactorRequest:
+        """The request an editor would send: the task's lines selected, or the whole file.
+
+        An `at` task's lines are the ones the scope chose at its cursor when the task was loaded:
+        selecting them gives the model the region and the prompt the cursor would.
+        """
         start, end = self.span() if self.lines else (0, 0)
         return RefactorRequest(
             path=str(self.folder / self.file),
@@ -46,6 +62,7 @@ class Task:
             backend=backend,
             prediction=prediction,
             scope="selection" if self.lines else "file",
+            edit_format=edit_format,
         )
 
     def expected_region(self) -> str:
@@ -90,6 +107,11 @@ def load_task(folder: Path) -> Task:
     source = _read_utf8(folder / data["file"])
     expected = _read_utf8(folder / data["expected"])
     lines: tuple[int, int] | None = None
+    at: int | None = None
+    if "lines" in data and "at" in data:
+        raise BenchError(f"{path}: give `lines` or `at`, not both")
+    if "at" in data:
+        at, lines = _scope_lines(path, data["at"], source, data["file"], data["language"])
     if "lines" in data:
         spec = data["lines"]
         try:
@@ -110,7 +132,23 @@ def load_task(folder: Path) -> Task:
         language=data["language"],
         source=source,
         expected=expected,
+        at=at,
     )
+
+
+def _scope_lines(path: Path, at: object, source: str, file: str, language: str) -> tuple[int, tuple[int, int] | None]:
+    """(the cursor line, the lines the editor's scope chooses there; None: the whole file)."""
+    count = len(source.splitlines())
+    # bool is an int to Python, never a line number to a reader.
+    if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at <= count:
+        raise BenchError(f"{path}: `at` must be a line number of {file} (1 to {count}), not {at!r}")
+    offset, _ = line_span(source, at - 1, at - 1)
+    # Mode and language as the server plans a cursor request: `auto`, the editor's languageId.
+    region = choose_region(source, offset, offset, "auto", language_of(file, language))
+    if region.kind == "file":
+        return at, None
+    first, last = selection_lines(source, region.start, region.end)
+    return at, (first + 1, last + 1)
 
 
 def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:

@@ -27,7 +27,8 @@ same in steady state. `peak_active_streams` records how many answers streamed at
 measured against this server is simulated; its `/models` entries say so (`owned_by`).
 
 Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL;
-`--load-factor` and `--batch-tokens` turn the load model on).
+`--load-factor` and `--batch-tokens` turn the load model on; `--corpus benchmarks/tasks` makes it a
+perfect model for the bench's tasks, `corpus_responder`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..hunks import SEARCH_MARKER, hunks_for
@@ -144,6 +146,28 @@ def rule_responder(request: dict[str, Any]) -> str:
     if "uppercase" in instruction.lower():
         return region.upper()
     return region
+
+
+def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
+    """A perfect model for a bench corpus (benchmarks/tasks/): a task's region gets the task's expected
+    region; a request without a region (the bench's warm-up) gets "ok"; any other region, `rule_responder`.
+
+    Asked for hunks, the server turns that answer into SEARCH/REPLACE blocks, as for any responder.
+    """
+    from ..bench.tasks import load_tasks  # the bench's own loader: the same regions, `at` tasks resolved alike
+
+    answers = {}
+    for task in load_tasks(Path(tasks_dir)):
+        start, end = task.span()
+        answers[task.source[start:end]] = task.expected_region()
+
+    def respond(request: dict[str, Any]) -> str:
+        region = region_of(request.get("messages", []))
+        if not region:
+            return "ok"
+        return answers[region] if region in answers else rule_responder(request)
+
+    return respond
 
 
 @dataclass
@@ -559,9 +583,23 @@ def main() -> None:
         help="load model: tokens (1 + drafts per request, all requests) a pass handles for the price of one; "
         "a fuller pass costs in proportion (default 0: no limit)",
     )
+    parser.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="answer each task of this bench corpus (benchmarks/tasks) with its expected region, as a perfect "
+        "model would (default: follow `rename A to B` instructions, else echo the region)",
+    )
     args = parser.parse_args()
     if args.load_factor < 0 or args.batch_tokens < 0:
         parser.error("--load-factor and --batch-tokens must be 0 (off) or more")
+    responder = rule_responder
+    if args.corpus:
+        from ..bench.tasks import BenchError
+
+        try:
+            responder = corpus_responder(args.corpus)
+        except BenchError as exc:
+            parser.error(f"--corpus: {exc}")
     backend = FakeBackend(
         args.kind,
         step_s=args.step_ms / 1000,
@@ -571,6 +609,7 @@ def main() -> None:
         draft_len=args.draft_len,
         load_factor=args.load_factor,
         batch_tokens=args.batch_tokens,
+        responder=responder,
     ).start()
     print(backend.url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):

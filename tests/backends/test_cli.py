@@ -32,7 +32,7 @@ SECRET = "sk-test-9c1f3e7a0b2d4c6e8f"
 Completed = subprocess.CompletedProcess
 STATS_LINE = re.compile(
     r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)"
-    r" · region \(auto, \d+ lines < hunks_min_lines 80\)$",
+    r" · region \(auto, \d+ lines < hunks_min_lines 300\)$",
     re.M,
 )
 
@@ -191,6 +191,13 @@ def test_edit_format_hunks_from_the_command_line(project: dict[str, Any], fake_b
     describe = 'def describe(radius):\n    return f"area {foo(radius)}"\n'
     assert out["new_text"] == SOURCE.replace(describe, describe.replace("radius", "r"))
     assert " · hunks (set by the request)" in result.stderr
+
+
+@pytest.mark.parametrize("at", ["0", "10", "-3"])
+def test_at_outside_the_file_is_a_usage_error(project: dict[str, Any], fake_backend: FakeBackend, at: str) -> None:
+    message = assert_clean_failure(refactor(project, "--instruction", "rename foo to bar", "--at", at), 2)
+    assert f"--at {at} is outside the file's 9 lines" in message
+    assert fake_backend.requests == []
 
 
 def test_lines_outside_the_file_is_a_usage_error(project: dict[str, Any], fake_backend: FakeBackend) -> None:
@@ -611,7 +618,7 @@ def test_the_label_says_exactly_what_happened_to_the_prediction(
     done = run_cli("refactor", str(source), "-i", "rename foo to area", *flags, config=config, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = done.stderr.strip().splitlines()[-1]
-    assert summary.endswith(" · region (auto, 9 lines < hunks_min_lines 80)")  # the edit format, and why
-    assert label.search(summary.removesuffix(" · region (auto, 9 lines < hunks_min_lines 80)")), summary
+    assert summary.endswith(" · region (auto, 9 lines < hunks_min_lines 300)")  # the edit format, and why
+    assert label.search(summary.removesuffix(" · region (auto, 9 lines < hunks_min_lines 300)")), summary
     sent = fake.requests[-1]
     assert ("prediction" in sent) is (kind == "openai" and not flags)  # the field goes only where it is used
