@@ -770,6 +770,7 @@ async def scope_pair(
                     instruction=instruction,
                     language_id="python",
                     scope="auto" if scope == "block" else "file",
+                    edit_format="region",  # scope is measured here; `auto` would answer a whole file in hunks
                 )
                 results[scope].append(await engine.refactor(request, config))
     finally:
@@ -886,6 +887,7 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
                 instruction=instruction,
                 language_id="python",
                 scope="auto" if scope == "block" else "file",
+                edit_format="region",  # scope is measured here, not the edit format
             )
             try:
                 measured[scope] = (await engine.refactor(request, config)).stats
