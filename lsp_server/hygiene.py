@@ -234,6 +234,10 @@ def echoes_outside(text: str, original: str, before: str, after: str) -> bool:
     return False
 
 
+def _without_instruction_comments(text: str) -> str:
+    return "".join(line for line in split_lines(text) if not is_instruction_comment(line))
+
+
 def _complete_answer(raw: str, original: str, finish_reason: str | None) -> str:
     """The answer less its `<think>` block, when the stream said it is complete and it is valid text."""
     if finish_reason != "stop":
@@ -257,7 +261,7 @@ def clean_hunks_output(
     incomplete answer, HunksError for blocks that cannot be applied exactly (nothing is applied)."""
     result = apply_hunks(original, parse_hunks(_complete_answer(raw, original, finish_reason)))
     if drop_instruction_comments:
-        text = "".join(line for line in split_lines(result.text) if not is_instruction_comment(line))
+        text = _without_instruction_comments(result.text)
         result = replace(result, text=text, changed=text != original)
     return result
 
@@ -278,7 +282,7 @@ def clean_output(
     """
     text = strip_markers(strip_fence(_complete_answer(raw, original, finish_reason), original), original)
     if drop_instruction_comments:
-        text = "".join(line for line in split_lines(text) if not is_instruction_comment(line))
+        text = _without_instruction_comments(text)
     if not text.strip():
         if original.strip():
             raise UnusableOutput(

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from .config import ScopeMode
 from .definition import Definition
-from .scope_code import code_family, find_code_definition
 from .scope_python import find_python_definition
 from .text import line_index, split_lines
 
@@ -261,7 +260,12 @@ def definition_at(text: str, cursor: int, language: str | None = None) -> Defini
 def _finder_for(language: str | None) -> Callable[[str, int], Definition | None]:
     if language in _PYTHON_LANGUAGES:
         return find_python_definition
-    family = code_family(language) if language else None
+    if not language:
+        return _indented_definition
+    # Imported on the first non-Python document: compiling its lexers costs ~25 ms of start-up otherwise.
+    from .scope_code import code_family, find_code_definition
+
+    family = code_family(language)
     if family is not None:
         return lambda text, cursor: find_code_definition(text, cursor, family)
     return _indented_definition
