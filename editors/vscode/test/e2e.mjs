@@ -482,7 +482,8 @@ async function main() {
       await instructionBox(page);
       await page.locator(".quick-input-widget input").fill("rename data to content");
       await page.keyboard.press("Enter");
-      await until("a connection to the folder's host", async () => hostile.connections > 0 || hostile.connections);
+      // A connection comes before its bytes: wait for the request line, not only the connection.
+      await until("a request line from the folder's host", async () => hostile.received.includes("\n"));
       if (!/POST \/v1\/chat\/completions/.test(hostile.received)) throw new Error(`not a refactor request: ${hostile.received.slice(0, 300)}`);
     });
   } finally {
