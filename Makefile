@@ -76,12 +76,7 @@ bench-scope:
 FORMATS_PORT ?= 8240
 FORMATS_ARGS ?= --repeat 1
 bench-formats:
-	@cfg=$$(mktemp --suffix=.toml); \
-	printf 'default_backend = "sim"\n[backends.sim]\ntype = "openai"\nbase_url = "http://127.0.0.1:$(FORMATS_PORT)/v1"\nmodel = "fake-model"\n' > $$cfg; \
-	$(PYTHON) -m lsp_server.testing.fake_backend --kind openai --corpus benchmarks/tasks --step-ms 5 --port $(FORMATS_PORT) & pid=$$!; \
-	trap 'kill $$pid; rm -f $$cfg' EXIT; \
-	for i in $$(seq 50); do $(PYTHON) -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$(FORMATS_PORT)/v1/models')" 2>/dev/null && break; sleep 0.2; done; \
-	$(REFACTOR_LSP) bench --config $$cfg --backend sim --edit-format region,hunks,auto $(FORMATS_ARGS)
+	FORMATS_PORT=$(FORMATS_PORT) PYTHON=$(PYTHON) REFACTOR_LSP=$(REFACTOR_LSP) bash benchmarks/formats.sh $(FORMATS_ARGS)
 
 test-neovim:
 	pytest tests/editors/test_neovim.py -q

@@ -72,7 +72,9 @@ class RefactorSettings:
     # "region": the model re-emits the region; "hunks": SEARCH/REPLACE blocks of the changes only;
     # "auto": by this backend's measured history, else by the region's size (edit_format.py).
     edit_format: EditFormat = "auto"
-    hunks_min_lines: int = 300  # the crossover measured with strong speculation: benchmarks/README.md
+    # 0: by how the backend gets the prediction (edit_format.DEFAULT_HUNKS_MIN_LINES, measured in
+    # benchmarks/README.md, "Edit formats").
+    hunks_min_lines: int = 0
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,11 @@ model writes SEARCH/REPLACE blocks (`hunks.py`): only the changes, plus a few li
 
 `auto` chooses by measurement: from this backend's own history (median latency and success rate per
 format, per region size) once it has some, else from the region's size against
-`refactor.hunks_min_lines` (its default comes from `benchmarks/README.md`, "Edit formats").
+`refactor.hunks_min_lines`. Unset, that threshold depends on what drafts a hunks answer: a server
+that drafts from the prompt (vLLM or llama.cpp prompt lookup) drafts the SEARCH lines, copied from
+the region in the prompt, and the REPLACE lines, mostly copied from the SEARCH just written; with a
+`prediction` field (OpenAI), which a hunks answer does not get, nothing does. The two defaults are
+the crossovers measured in `benchmarks/README.md`, "Edit formats".
 """
 
 from __future__ import annotations
@@ -25,6 +29,21 @@ SIZE_BUCKETS = (50, 200, 800)
 MIN_SAMPLES = 3  # per format and bucket, before the history outweighs the size rule
 MIN_SUCCESS = 0.8  # a format that applied less often than this is not chosen from history
 _KEPT = 40  # samples per (backend, format, bucket): the recent ones say most about the backend now
+# `hunks_min_lines` when the config leaves it unset (0), by how the backend gets the prediction.
+DEFAULT_HUNKS_MIN_LINES = {"prompt": 150, "field": 600, "off": 600}
+_DRAFTED_BY = {
+    "prompt": "a server that drafts from the prompt",
+    "field": "a prediction field",
+    "off": "no prediction",
+}
+
+
+def hunks_min_lines(configured: int, prediction_via: str) -> tuple[int, str]:
+    """The threshold `auto` uses without history, and how to name it in a reason."""
+    if configured:
+        return configured, f"hunks_min_lines {configured}"
+    lines = DEFAULT_HUNKS_MIN_LINES.get(prediction_via, DEFAULT_HUNKS_MIN_LINES["off"])
+    return lines, f"{lines} (hunks_min_lines with {_DRAFTED_BY.get(prediction_via, 'no prediction')})"
 
 
 @dataclass(frozen=True)
@@ -89,11 +108,13 @@ def choose_format(
     requested: EditFormat,
     requested_by: str,
     region_lines: int,
-    hunks_min_lines: int,
+    configured_min_lines: int,
     backend: str,
     history: FormatHistory | None,
+    prediction_via: str = "field",
 ) -> FormatChoice:
-    """The format a refactor runs in, and why, in words."""
+    """The format a refactor runs in, and why, in words. `configured_min_lines`: refactor.hunks_min_lines
+    (0: the default for how the backend gets the prediction, `prediction_via`)."""
     if requested != "auto":
         return FormatChoice(requested, f"set by {requested_by}")
     medians = history.medians(backend, region_lines) if history is not None else None
@@ -107,10 +128,7 @@ def choose_format(
                 f"auto, by {backend}'s history for {size_bucket(region_lines)}: {figures}",
                 retry_in_region=chosen == "hunks",
             )
-    if region_lines >= hunks_min_lines:
-        return FormatChoice(
-            "hunks",
-            f"auto, {region_lines} lines ≥ hunks_min_lines {hunks_min_lines}",
-            retry_in_region=True,
-        )
-    return FormatChoice("region", f"auto, {region_lines} lines < hunks_min_lines {hunks_min_lines}")
+    threshold, named = hunks_min_lines(configured_min_lines, prediction_via)
+    if region_lines >= threshold:
+        return FormatChoice("hunks", f"auto, {region_lines} lines ≥ {named}", retry_in_region=True)
+    return FormatChoice("region", f"auto, {region_lines} lines < {named}")

@@ -147,11 +147,12 @@ class RefactorResult:
         return apply_replacements(self.text, self.edits)
 
 
-def default_max_tokens(predicted_chars: int, settings: RefactorSettings) -> int:
-    """Room for the region to grow: about twice its tokens, at least 256, unless configured."""
+def default_max_tokens(predicted_chars: int, settings: RefactorSettings, edit_format: str = "region") -> int:
+    """Room for the region to grow: about twice its tokens, at least 256, unless configured. A hunks
+    answer that rewrites most of the region writes it twice (SEARCH, REPLACE), so it gets three times."""
     if settings.max_tokens:
         return settings.max_tokens
-    return max(256, math.ceil(predicted_chars / 3.0 * 2) + 128)
+    return max(256, math.ceil(predicted_chars / 3.0 * (3 if edit_format == "hunks" else 2)) + 128)
 
 
 def action_title(action: str, instruction: str, config: Config) -> str:
@@ -233,7 +234,7 @@ def plan_refactor(
             f"refactor.max_region_chars ({settings.max_region_chars:,}); nothing was sent — select less"
         )
     instruction, action, comment = resolve_action(request, config, region)
-    choice = _edit_format(request, config, action, region, first.name, history)
+    choice = _edit_format(request, config, action, region, first, policy(first, request.prediction), history)
 
     def prompt_in(edit_format: str) -> Prompt:
         return build_prompt(
@@ -268,7 +269,7 @@ def plan_refactor(
         comment=comment,
         prompt=prompt,
         routes=tuple(routes),
-        max_tokens=default_max_tokens(len(prompt.prediction), settings),
+        max_tokens=default_max_tokens(len(prompt.prediction), settings, choice.format),
         settings=settings,
         edit_format=choice,
         region_prompt=prompt_in("region") if choice.retry_in_region else None,
@@ -276,7 +277,13 @@ def plan_refactor(
 
 
 def _edit_format(
-    request: RefactorRequest, config: Config, action: str, region: Region, backend: str, history: FormatHistory | None
+    request: RefactorRequest,
+    config: Config,
+    action: str,
+    region: Region,
+    backend: BackendConfig,
+    prediction_via: str,
+    history: FormatHistory | None,
 ) -> FormatChoice:
     """The request's format, else its action preset's, else refactor.edit_format; `auto` decided."""
     preset = next((p for p in config.presets() if p.id == action), None)
@@ -286,4 +293,6 @@ def _edit_format(
         requested, by = preset.edit_format, f"action {preset.id!r}"
     else:
         requested, by = config.refactor.edit_format, "refactor.edit_format"
-    return choose_format(requested, by, region.lines, config.refactor.hunks_min_lines, backend, history)
+    return choose_format(
+        requested, by, region.lines, config.refactor.hunks_min_lines, backend.name, history, prediction_via
+    )

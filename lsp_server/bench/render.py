@@ -256,7 +256,8 @@ def formats_header_lines(report: Report) -> list[str]:
     if "auto" in modes:
         lines.append(
             f"auto decides by the region's size alone in the bench: hunks from {meta.hunks_min_lines} lines "
-            "(refactor.hunks_min_lines), region below; neither the history file nor the bench's own runs steer it"
+            "(refactor.hunks_min_lines, or its default for this backend), region below; neither the history file "
+            "nor the bench's own runs steer it"
         )
     return lines
 

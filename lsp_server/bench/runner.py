@@ -22,7 +22,7 @@ from typing import TextIO
 from .. import __version__
 from ..backends import LOCAL_SPECULATION_TYPES, BackendError, StreamRequest
 from ..config import BackendConfig, Config, ConfigError, EditFormat
-from ..edit_format import FormatHistory
+from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
 from ..refactor import Progress, RefactorError
 from .probes import describe_server, drafts_between, machine, read_counters
@@ -416,7 +416,9 @@ async def measure(
         metrics_during_bench=drafts_between(before, after),
         concurrency=plan.concurrency,
         edit_formats=plan.edit_formats,
-        hunks_min_lines=plan.config.refactor.hunks_min_lines if plan.edit_formats else None,
+        hunks_min_lines=hunks_min_lines(plan.config.refactor.hunks_min_lines, engine.prediction_mode(plan.backend))[0]
+        if plan.edit_formats
+        else None,
     )
     formats = None
     if plan.edit_formats:

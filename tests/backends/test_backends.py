@@ -203,6 +203,8 @@ def test_default_max_tokens_leaves_room_to_grow() -> None:
     assert default_max_tokens(30, RefactorSettings()) == 256
     assert default_max_tokens(3000, RefactorSettings()) == 2128
     assert default_max_tokens(3000, RefactorSettings(max_tokens=500)) == 500
+    assert default_max_tokens(3000, RefactorSettings(), "hunks") == 3128  # SEARCH and REPLACE
+    assert default_max_tokens(3000, RefactorSettings(max_tokens=500), "hunks") == 500
 
 
 # -- streaming from each kind of server --------------------------------------------------------------
@@ -244,7 +246,9 @@ async def test_vllm_kind_drafts_from_the_prompt(make_fake, engine: Engine) -> No
     fake = make_fake("vllm")
     request = rename_request(prediction=False)
     result = await complete(engine, fake, request)
-    sim = simulate(RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False)
+    sim = simulate(
+        RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False, from_output=True
+    )
     assert result.text == RENAMED
     assert result.completion_tokens == len(tokenize(RENAMED))
     assert result.acceptance == Acceptance(sim.accepted, sim.rejected, "vllm-spec-decode-metrics")
@@ -255,7 +259,9 @@ async def test_llamacpp_kind_reports_timings(make_fake, engine: Engine) -> None:
     fake = make_fake("llamacpp")
     request = rename_request(prediction=False)
     result = await complete(engine, fake, request)
-    sim = simulate(RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False)
+    sim = simulate(
+        RENAMED, "\n".join(m["content"] for m in request.messages), fake.draft_len, aligned=False, from_output=True
+    )
     assert result.text == RENAMED
     assert result.finish_reason == "stop"
     assert result.acceptance == Acceptance(sim.accepted, sim.rejected, "llamacpp-timings")

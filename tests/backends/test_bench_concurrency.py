@@ -227,7 +227,7 @@ def test_vllm_pair_under_load_counts_acceptance_over_the_level(
     assert peaks == (3, 3)
     source = "\n".join(str(m.get("content", "")) for m in measured[0]["messages"])
     _, answer = small_edit()
-    sim = simulate(answer, source, spec.draft_len, aligned=False)
+    sim = simulate(answer, source, spec.draft_len, aligned=False, from_output=True)
     one, three = report["load"]
     assert one["metrics_during_level"]["accepted"] == sim.accepted
     assert three["metrics_during_level"]["accepted"] == 3 * sim.accepted
@@ -271,4 +271,4 @@ def test_fake_backend_command_line_turns_the_load_model_on_and_says_it_is_simula
         "simulated by refactor-lsp's fake backend (vllm, 2 ms a pass, drafts of 6, load factor 0.25, 12 tokens a pass)"
     )
     refused = subprocess.run([*command, "--batch-tokens", "-1"], capture_output=True, text=True, timeout=30)
-    assert refused.returncode == 2 and "--batch-tokens must be 0 (off) or more" in refused.stderr
+    assert refused.returncode == 2 and "--batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more" in refused.stderr

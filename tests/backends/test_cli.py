@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
 from lsp_server.testing.fake_backend import FakeBackend, Reply
 from tests.conftest import backend_table, closed_port_url, write_config
 
@@ -32,7 +33,7 @@ SECRET = "sk-test-9c1f3e7a0b2d4c6e8f"
 Completed = subprocess.CompletedProcess
 STATS_LINE = re.compile(
     r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)"
-    r" · region \(auto, \d+ lines < hunks_min_lines 300\)$",
+    r" · region \(auto, \d+ lines < \d+ \(hunks_min_lines with a prediction field\)\)$",
     re.M,
 )
 
@@ -618,7 +619,15 @@ def test_the_label_says_exactly_what_happened_to_the_prediction(
     done = run_cli("refactor", str(source), "-i", "rename foo to area", *flags, config=config, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = done.stderr.strip().splitlines()[-1]
-    assert summary.endswith(" · region (auto, 9 lines < hunks_min_lines 300)")  # the edit format, and why
-    assert label.search(summary.removesuffix(" · region (auto, 9 lines < hunks_min_lines 300)")), summary
+    # The edit format, and why: the threshold without history depends on what would draft a hunks answer.
+    drafted_by = (
+        ("no prediction" if flags else "a prediction field")
+        if kind == "openai"
+        else "a server that drafts from the prompt"
+    )
+    threshold = DEFAULT_HUNKS_MIN_LINES["prompt" if kind != "openai" else "off" if flags else "field"]
+    reason = f" · region (auto, 9 lines < {threshold} (hunks_min_lines with {drafted_by}))"
+    assert summary.endswith(reason), summary
+    assert label.search(summary.removesuffix(reason)), summary
     sent = fake.requests[-1]
     assert ("prediction" in sent) is (kind == "openai" and not flags)  # the field goes only where it is used

@@ -12,7 +12,7 @@ from lsp_server.config import Config, ConfigError, Layer, build_config
 from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.refactor import RefactorError, RefactorRequest
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend, Reply, region_of
 from tests.conftest import backend_table
 
 # A 162-line class: one rename touches 1 of its lines.
@@ -61,6 +61,21 @@ async def test_hunks_answers_only_the_change_and_the_file_is_the_expected_one(
     assert result.stats.completion_tokens is not None and result.stats.completion_tokens < 60
     assert " · hunks (set by the request)" in result.stats.summary()
     assert [(e.start, e.end) for e in result.edits] == [(SOURCE.index("limit"), SOURCE.index("limit") + len("limit"))]
+
+
+async def test_a_hunks_answer_that_rewrites_every_line_has_room_to_finish(
+    engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every line of the class changes: the blocks copy the whole region into SEARCH and write it again
+    # in REPLACE, more than the region format's room (about twice the region's tokens) would allow.
+    def shout(text: str) -> str:
+        return "".join(line.upper() if line.startswith(" ") else line for line in text.splitlines(True))
+
+    monkeypatch.setattr(fake_backend, "responder", lambda sent: shout(region_of(sent["messages"])))
+    result = await engine.refactor(request("hunks"), config(fake_backend))
+    start, end = SOURCE.index("class Pipeline"), SOURCE.index("\ndef main")
+    assert result.new_text == SOURCE[:start] + shout(SOURCE[start:end]) + SOURCE[end:]
+    assert fake_backend.requests[-1]["max_tokens"] > result.stats.completion_tokens
 
 
 async def test_auto_chooses_by_the_region_size(engine: Engine, fake_backend: FakeBackend) -> None:

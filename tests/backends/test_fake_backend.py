@@ -119,6 +119,34 @@ def test_prompt_lookup_drafts_after_an_ngram_matches() -> None:
     assert len(aligned.steps) <= len(lookup.steps)
 
 
+def test_lookup_in_the_answer_so_far_drafts_what_the_answer_repeats() -> None:
+    # A line that is not in the prompt, written twice: vLLM's n-gram proposer searches the generated
+    # tokens too, so the second copy is drafted; drafting from the prompt alone cannot.
+    line = "    audit.record(event, severity=Severity.HIGH, retries=3)\n"
+    answer = ANSWER + line + "    pass\n" + line
+    prompt = "Rewrite:\n" + ANSWER
+    prompt_only = simulate(answer, prompt, aligned=False)
+    with_output = simulate(answer, prompt, aligned=False, from_output=True)
+    assert "".join(with_output.steps) == answer
+    assert len(with_output.steps) < len(prompt_only.steps) - len(tokenize(line)) / 2
+    assert with_output.accepted > prompt_only.accepted
+
+
+def test_prefill_makes_the_first_token_wait_in_proportion_to_the_prompt(make_fake) -> None:
+    fake = make_fake("vllm", step_s=0.002, prefill_tokens_per_pass=20)
+    body = chat()
+    prompt_tokens = sum(len(tokenize(m["content"])) for m in body["messages"])
+    assert fake.prefill_s(prompt_tokens) == pytest.approx(0.002 * prompt_tokens / 20)
+    assert make_fake("vllm").prefill_s(prompt_tokens) == 0.0  # off by default: the prompt costs nothing
+    sent = time.time()
+    _, events = post(fake, body)
+    assert events[-1]["usage"]["prompt_tokens"] == prompt_tokens
+    assert fake.first_content_sent_at[0] - sent >= fake.prefill_s(prompt_tokens)
+    assert "prompt read at 20 tokens a pass" in fake.describe()
+    with pytest.raises(ValueError, match="prefill_tokens_per_pass"):
+        FakeBackend(prefill_tokens_per_pass=-1)
+
+
 # -- the prompt helpers and the rule-following model ---------------------------------------------------
 
 
@@ -184,7 +212,9 @@ def test_vllm_kind_stream_and_metrics(make_fake) -> None:
     body = chat(prediction="ignored by vllm")
     _, events = post(fake, body)
     expected = ANSWER.replace("items", "rows")
-    sim = simulate(expected, "\n".join(m["content"] for m in body["messages"]), fake.draft_len, aligned=False)
+    sim = simulate(
+        expected, "\n".join(m["content"] for m in body["messages"]), fake.draft_len, aligned=False, from_output=True
+    )
     final = events[-1]
     assert final["choices"] == []
     spec = final["metrics"]["speculative_decoding"]
@@ -200,7 +230,9 @@ def test_llamacpp_kind_reports_timings_on_the_last_chunk(make_fake) -> None:
     body = chat()
     _, events = post(fake, body)
     expected = ANSWER.replace("items", "rows")
-    sim = simulate(expected, "\n".join(m["content"] for m in body["messages"]), fake.draft_len, aligned=False)
+    sim = simulate(
+        expected, "\n".join(m["content"] for m in body["messages"]), fake.draft_len, aligned=False, from_output=True
+    )
     assert text_of(events) == expected
     assert all("usage" not in e for e in events)
     timings = events[-1]["timings"]

@@ -3,7 +3,7 @@ medians; a format that often failed to apply is not picked however fast it was."
 
 from __future__ import annotations
 
-from lsp_server.edit_format import FormatHistory, choose_format, size_bucket
+from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES, FormatHistory, choose_format, size_bucket
 from lsp_server.stats import RefactorStats
 
 
@@ -16,6 +16,24 @@ def test_without_history_the_size_decides() -> None:
     assert choose_format("auto", "", 79, 80, "cloud", FormatHistory()).format == "region"
     big = choose_format("auto", "", 80, 80, "cloud", FormatHistory())
     assert (big.format, big.retry_in_region) == ("hunks", True)
+
+
+def test_unset_the_threshold_depends_on_what_would_draft_a_hunks_answer() -> None:
+    # A server that drafts from the prompt drafts the blocks' copied lines; a prediction field, which a
+    # hunks answer does not get, drafts nothing, so region + prediction stays faster for longer.
+    lookup, field = DEFAULT_HUNKS_MIN_LINES["prompt"], DEFAULT_HUNKS_MIN_LINES["field"]
+    assert lookup < field == DEFAULT_HUNKS_MIN_LINES["off"]
+    choice = choose_format("auto", "", lookup, 0, "local", None, "prompt")
+    assert (choice.format, choice.reason) == (
+        "hunks",
+        f"auto, {lookup} lines ≥ {lookup} (hunks_min_lines with a server that drafts from the prompt)",
+    )
+    assert choose_format("auto", "", lookup, 0, "cloud", None, "field").reason == (
+        f"auto, {lookup} lines < {field} (hunks_min_lines with a prediction field)"
+    )
+    assert choose_format("auto", "", field, 0, "cloud", None, "off").format == "hunks"
+    # Set, it is the threshold for every backend.
+    assert choose_format("auto", "", 90, 80, "local", None, "prompt").reason == "auto, 90 lines ≥ hunks_min_lines 80"
 
 
 def test_history_decides_once_every_format_has_enough_runs_of_that_size() -> None:
