@@ -271,4 +271,5 @@ def test_fake_backend_command_line_turns_the_load_model_on_and_says_it_is_simula
         "simulated by refactor-lsp's fake backend (vllm, 2 ms a pass, drafts of 6, load factor 0.25, 12 tokens a pass)"
     )
     refused = subprocess.run([*command, "--batch-tokens", "-1"], capture_output=True, text=True, timeout=30)
-    assert refused.returncode == 2 and "--batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more" in refused.stderr
+    assert refused.returncode == 2
+    assert "--batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more" in refused.stderr
