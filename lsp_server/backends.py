@@ -171,6 +171,7 @@ class StreamRequest:
     max_tokens: int
     temperature: float
     live_usage: bool = False  # ask for the token count on every chunk (vLLM's continuous_usage_stats)
+    cache_salt: str | None = None  # vLLM's prefix-cache salt, sent as `cache_salt` when not None
 
 
 async def _stream_once(
@@ -186,6 +187,8 @@ async def _stream_once(
     extra: dict[str, Any] = {}
     if request.prediction is not None:
         extra["prediction"] = {"type": "content", "content": request.prediction}
+    if request.cache_salt is not None:
+        extra["extra_body"] = {"cache_salt": request.cache_salt}  # not an OpenAI field: in the body as is
     started = time.perf_counter()
     result = Completion(prediction_sent=request.prediction is not None)
     parts: list[str] = []

@@ -14,6 +14,7 @@ import datetime as dt
 import difflib
 import re
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,7 +239,9 @@ async def run_one(
     prediction, edit_format = MODE_REQUESTS[mode]
     # The region format by name, also without --edit-format: a config's `auto` or `hunks` would
     # otherwise turn the comparison of prediction with and without into one of formats.
-    request = task.request(backend.name, prediction, edit_format)
+    # A salt of its own: on vLLM no run reads a prompt another run cached (the modes that share a
+    # server would otherwise favour whichever sends a prompt second).
+    request = dataclasses.replace(task.request(backend.name, prediction, edit_format), cache_salt=uuid.uuid4().hex)
     labels = (task.name, mode, repetition, first, backend.name)
     try:
         result = await engine.refactor(request, plan.config, on_progress)

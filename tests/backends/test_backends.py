@@ -255,6 +255,17 @@ async def test_vllm_kind_drafts_from_the_prompt(make_fake, engine: Engine) -> No
     assert "prediction" not in fake.requests[0]
 
 
+async def test_a_cache_salt_goes_in_the_body_only_when_asked_for(make_fake, engine: Engine) -> None:
+    fake = make_fake("vllm")
+    request = rename_request(prediction=False)
+    await complete(engine, fake, request)
+    request.cache_salt = "bench-run-7f3a"
+    result = await complete(engine, fake, request)
+    assert result.text == RENAMED
+    assert "cache_salt" not in fake.requests[0]  # an editor's refactor may use the server's cache
+    assert fake.requests[1]["cache_salt"] == "bench-run-7f3a"
+
+
 async def test_llamacpp_kind_reports_timings(make_fake, engine: Engine) -> None:
     fake = make_fake("llamacpp")
     request = rename_request(prediction=False)

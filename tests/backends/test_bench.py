@@ -107,6 +107,7 @@ def test_bench_openai_measures_the_simulated_speedup_and_the_backends_own_accept
     without = [r for r in requests if "prediction" not in r]
     assert len(with_field) == len(without) == 2
     assert {r["temperature"] for r in requests} == {0.0}
+    assert not any("cache_salt" in r for r in requests)  # vLLM's field, not OpenAI's
     for a, b in zip(with_field, without, strict=True):
         if region_of(a["messages"]) == region_of(b["messages"]):
             assert a["messages"] == b["messages"]
@@ -217,6 +218,9 @@ def test_bench_vllm_pair_reads_acceptance_per_request_or_from_metrics(
     assert len(measured) == len(baseline_requests) == 1
     assert all("prediction" not in r for r in measured + baseline_requests)  # vLLM drafts from the prompt
     assert measured[0]["messages"] == baseline_requests[0]["messages"]
+    # Each run salts vLLM's prefix cache its own way: no run reads a prompt another one cached.
+    salts = [r.get("cache_salt") for r in measured + baseline_requests]
+    assert all(salts) and len(set(salts)) == len(salts)
 
     task = load_tasks(TASKS_DIR, [SMALL_EDIT])[0]
     answer = task.expected_region()
