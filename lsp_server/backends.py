@@ -171,7 +171,9 @@ class StreamRequest:
     max_tokens: int
     temperature: float
     live_usage: bool = False  # ask for the token count on every chunk (vLLM's continuous_usage_stats)
-    cache_salt: str | None = None  # vLLM's prefix-cache salt, sent as `cache_salt` when not None
+    # Keep the server's prompt cache out of this request: vLLM's `cache_salt`, or for llama.cpp
+    # `cache_prompt: false` (it has no salt). None: the server caches as it likes.
+    cache_salt: str | None = None
 
 
 async def _stream_once(
@@ -187,8 +189,9 @@ async def _stream_once(
     extra: dict[str, Any] = {}
     if request.prediction is not None:
         extra["prediction"] = {"type": "content", "content": request.prediction}
-    if request.cache_salt is not None:
-        extra["extra_body"] = {"cache_salt": request.cache_salt}  # not an OpenAI field: in the body as is
+    if request.cache_salt is not None:  # not OpenAI fields: in the body as they are
+        salt = {"cache_prompt": False} if backend.type == "llamacpp" else {"cache_salt": request.cache_salt}
+        extra["extra_body"] = salt
     started = time.perf_counter()
     result = Completion(prediction_sent=request.prediction is not None)
     parts: list[str] = []

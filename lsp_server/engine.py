@@ -194,7 +194,7 @@ class Engine:
                 max_tokens=plan.max_tokens,
                 temperature=plan.settings.temperature,
                 live_usage=backend.type == "vllm",
-                cache_salt=plan.request.cache_salt if backend.type == "vllm" else None,
+                cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
             )
             tracker = self._tracker(plan, backend, on_progress)
             probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None

@@ -55,8 +55,8 @@ class RefactorRequest:
     language_id: str | None = None
     scope: ScopeMode | None = None  # None: the config's refactor.scope
     edit_format: EditFormat | None = None  # None: the action preset's, else refactor.edit_format
-    # vLLM's `cache_salt`: requests with different salts share no cached prompt. The bench gives each
-    # run its own, so no run reads a prompt that another run left in the server's prefix cache.
+    # vLLM's `cache_salt` (llama.cpp: no prompt cache at all): requests with different salts share no
+    # cached prompt. The bench gives each run its own, so no run reads a prompt another run left.
     cache_salt: str | None = None
 
 

@@ -264,6 +264,10 @@ async def test_a_cache_salt_goes_in_the_body_only_when_asked_for(make_fake, engi
     assert result.text == RENAMED
     assert "cache_salt" not in fake.requests[0]  # an editor's refactor may use the server's cache
     assert fake.requests[1]["cache_salt"] == "bench-run-7f3a"
+    # llama.cpp has no salt: the request skips its prompt cache instead.
+    llamacpp = make_fake("llamacpp")
+    await complete(engine, llamacpp, request)
+    assert llamacpp.requests[0]["cache_prompt"] is False and "cache_salt" not in llamacpp.requests[0]
 
 
 async def test_llamacpp_kind_reports_timings(make_fake, engine: Engine) -> None:
