@@ -55,13 +55,13 @@ def edited(region: str, edit: str) -> str:
 
 
 def passes(region: str, new: str, kind: str, edit_format: str, draft_len: int) -> int:
-    prompt = build_prompt(
-        text=region, start=0, end=len(region), instruction="Mark the lines.", path="m.py", edit_format=edit_format
-    )
     answer = new if edit_format == "region" else hunks_for(region, new, context=0)
     if kind == "openai":
         source = region if edit_format == "region" else None
         return len(simulate(answer, source, draft_len).steps)
+    prompt = build_prompt(
+        text=region, start=0, end=len(region), instruction="Mark the lines.", path="m.py", edit_format=edit_format
+    )
     context = "\n".join(m["content"] for m in prompt.messages)
     return len(simulate(answer, context, draft_len, aligned=False, from_output=True).steps)
 

@@ -48,7 +48,9 @@ def complete(client: httpx.Client, url: str, model: str, text: str, max_tokens: 
             usage = event.get("usage") or usage
             if first is None and any(c.get("delta", {}).get("content") for c in event.get("choices", [])):
                 first = time.perf_counter() - started
-    return first or 0.0, time.perf_counter() - started, usage
+    if first is None:
+        raise SystemExit(f"prefill.py: {url} answered no text; is it a chat model, and does it stream?")
+    return first, time.perf_counter() - started, usage
 
 
 def main() -> None:
@@ -57,6 +59,13 @@ def main() -> None:
     parser.add_argument("--model", default="local")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    try:
+        measure(args)
+    except httpx.HTTPError as exc:
+        raise SystemExit(f"prefill.py: {args.url}: {exc}; is a plain server running there?") from None
+
+
+def measure(args: argparse.Namespace) -> None:
     corpus = CORPUS.read_text(encoding="utf-8")
     sizes: list[tuple[int, int, float]] = []  # (server's prompt tokens, fake's, median TTFT in s)
     with httpx.Client(timeout=600) as client:
