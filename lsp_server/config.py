@@ -23,6 +23,7 @@ from .config_schema import (
     BUILTIN_BACKENDS,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
+    PRICE_KEYS,
     ROUTING_KEYS,
     WORKSPACE_FILE,
     ActionPreset,
@@ -45,6 +46,7 @@ __all__ = [
     "EDITOR_SOURCE",
     "FIX_DIAGNOSTICS_ID",
     "INSTRUCTION_COMMENT_ID",
+    "PRICE_KEYS",
     "ROUTING_KEYS",
     "TRUST_KEYS",
     "WORKSPACE_FILE",
@@ -179,13 +181,15 @@ class WorkspaceFilter:
 
 # Keys only the user's own channels may set: who is trusted, and (from an editor) "this folder is trusted".
 TRUST_KEYS = ("trusted_workspaces", "workspace_trusted")
+_USER_ONLY = ROUTING_KEYS | PRICE_KEYS  # of a backend's keys
 
 
 def restrict_untrusted(layer: Layer, known_backends: Mapping[str, BackendConfig]) -> tuple[Layer, WorkspaceFilter]:
-    """Drop what an untrusted source may not decide: where code and keys are sent, and who is trusted.
+    """Drop what an untrusted source may not decide: where code and keys are sent, the user's prices,
+    and who is trusted.
 
     It may pick among the user's backends and change their model and prediction mode, and set
-    refactor settings and presets; it may not add backends or change their routing keys. A routing
+    refactor settings and presets; it may not add backends or change their routing keys or prices. A
     value equal to the one the user's own channels already give changes nothing and is kept quietly.
     """
     data = dict(layer.data)
@@ -198,9 +202,9 @@ def restrict_untrusted(layer: Layer, known_backends: Mapping[str, BackendConfig]
             if known is None or not isinstance(table, Mapping):
                 ignored.append(f"backends.{name}")
                 continue
-            changes = [k for k, v in table.items() if k in ROUTING_KEYS and getattr(known, k, None) != v]
+            changes = [k for k, v in table.items() if k in _USER_ONLY and getattr(known, k, None) != v]
             ignored.extend(f"backends.{name}.{k}" for k in changes)
-            allowed = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
+            allowed = {k: v for k, v in table.items() if k not in _USER_ONLY}
             if allowed:
                 kept[name] = allowed
         data["backends"] = kept
@@ -304,7 +308,8 @@ def load_config(
                 problems.append(
                     f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
                     "can fill (.dir-locals.el, .neoconf.json, project settings) may not decide where code and keys "
-                    f"are sent. Set them in {user.source} or your editor's initializationOptions. {how_to_trust}"
+                    f"are sent, or your prices. Set them in {user.source} or your editor's "
+                    f"initializationOptions. {how_to_trust}"
                 )
         stack = admit(stack, layer)
     if workspace_folder is not None:
@@ -320,7 +325,7 @@ def load_config(
                     if dropped.ignored_keys:
                         problems.append(
                             f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file may not decide "
-                            f"where code and keys are sent. {how_to_trust}"
+                            f"where code and keys are sent, or your prices. {how_to_trust}"
                         )
                 stack = admit(stack, layer)
     config = stack.config

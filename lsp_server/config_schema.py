@@ -168,6 +168,8 @@ BUILTIN_BACKENDS: dict[str, dict[str, Any]] = {
 
 # Keys that decide where code and keys are sent. An untrusted workspace file may not set them.
 ROUTING_KEYS = frozenset({"base_url", "api_key_env", "headers", "type", "verify_tls", "metrics_url", "fallback"})
+# The user's prices: a repository's file setting them would make every cost figure say what it likes.
+PRICE_KEYS = frozenset({"price_input_per_mtok", "price_output_per_mtok"})
 
 
 # -- the converter ------------------------------------------------------------------------------------

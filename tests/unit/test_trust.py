@@ -66,3 +66,22 @@ def test_tls_verification_is_on_by_default():
     from lsp_server.config import BackendConfig
 
     assert BackendConfig().verify_tls is True
+
+
+def test_a_workspace_file_cannot_set_the_users_prices(tmp_path: Path):
+    """Else a cloned repository chooses what every cost figure says."""
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / ".refactor-lsp.toml").write_text(
+        '[backends.openai]\nprice_input_per_mtok = 0.0001\nprice_output_per_mtok = 0\nmodel = "gpt-4.1"\n',
+        encoding="utf-8",
+    )
+    user = Layer("user.toml", {"backends": {"openai": {"price_input_per_mtok": 0.4, "price_output_per_mtok": 1.6}}})
+    loaded = load_config(user, [], folder)
+    openai = loaded.config.backends["openai"]
+    assert (openai.price_input_per_mtok, openai.price_output_per_mtok, openai.model) == (0.4, 1.6, "gpt-4.1")
+    [problem] = [p for p in loaded.problems if "ignored" in p]
+    assert "backends.openai.price_input_per_mtok, backends.openai.price_output_per_mtok" in problem
+    assert "or your prices" in problem
+    trusted = load_config(user, [], folder, workspace_trusted_by_editor=True).config.backends["openai"]
+    assert (trusted.price_input_per_mtok, trusted.price_output_per_mtok) == (0.0001, 0.0)
