@@ -11,6 +11,12 @@ that drafts from the prompt (vLLM or llama.cpp prompt lookup) drafts the SEARCH 
 the region in the prompt, and the REPLACE lines, mostly copied from the SEARCH just written; with a
 `prediction` field (OpenAI), which a hunks answer does not get, nothing does. The two defaults are
 the crossovers measured in `benchmarks/README.md`, "Edit formats".
+
+Run by size alone, `auto` would measure only one format per size, and its history would never
+compare. So in the size bucket that holds the threshold, where the bench found the formats closest,
+it tries the other format after every MIN_SAMPLES runs of the usual one, until the other has
+MIN_SAMPLES runs too: three refactors, said in their reason, buy a choice measured on this backend.
+Elsewhere the measured gap is wide, and the size rule stands.
 """
 
 from __future__ import annotations
@@ -89,6 +95,14 @@ class FormatHistory:
                 self.record(stats.served_by, stats.edit_format, stats.region_lines, applied, stats.latency_ms)
         return self
 
+    def turn_to_try(self, backend: str, region_lines: int, usual: str, other: str) -> int | None:
+        """The number (1-based) of the run of `other` due now, while `other` has too few runs of this
+        size to compare; None when `usual` should run. One try after every MIN_SAMPLES runs of `usual`."""
+        bucket = size_bucket(region_lines)
+        tried = len(self._samples.get((backend, other, bucket), ()))
+        runs = len(self._samples.get((backend, usual, bucket), ()))
+        return tried + 1 if tried < MIN_SAMPLES and runs >= MIN_SAMPLES * (tried + 1) else None
+
     def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
         """format → (median latency of applied runs in ms, success rate, samples), when every format
         has enough samples for this size; None otherwise."""
@@ -129,6 +143,17 @@ def choose_format(
                 retry_in_region=chosen == "hunks",
             )
     threshold, named = hunks_min_lines(configured_min_lines, prediction_via)
-    if region_lines >= threshold:
+    usual, other = ("hunks", "region") if region_lines >= threshold else ("region", "hunks")
+    if history is not None and size_bucket(region_lines) == size_bucket(threshold):
+        turn = history.turn_to_try(backend, region_lines, usual, other)
+        if turn is not None:
+            return FormatChoice(
+                other,
+                f"auto, trying {other} ({turn} of {MIN_SAMPLES}) against {usual}, the size rule's choice "
+                f"({region_lines} lines {'≥' if usual == 'hunks' else '<'} {named}), to choose by {backend}'s "
+                f"history for {size_bucket(region_lines)}",
+                retry_in_region=other == "hunks",
+            )
+    if usual == "hunks":
         return FormatChoice("hunks", f"auto, {region_lines} lines ≥ {named}", retry_in_region=True)
     return FormatChoice("region", f"auto, {region_lines} lines < {named}")

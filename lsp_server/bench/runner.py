@@ -97,6 +97,9 @@ class SizeRuleOnly(FormatHistory):
     def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
         return None
 
+    def turn_to_try(self, backend: str, region_lines: int, usual: str, other: str) -> int | None:
+        return None
+
 
 def max_concurrency() -> int:
     """The most requests the engine's HTTP clients can have open at once: ClientPool passes no limits of

@@ -166,6 +166,27 @@ async def test_history_outweighs_the_size_rule(engine: Engine, fake_backend: Fak
     assert result.stats.format_reason.startswith("auto, by fake's history for 51-200 lines: hunks")
 
 
+async def test_auto_tries_the_other_format_near_the_threshold_and_then_lets_history_choose(
+    engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 162 lines, under hunks_min_lines 170, in its size bucket (51-200): region by size, hunks tried.
+    monkeypatch.setattr(fake_backend, "step_s", 0.002)  # region ~260 ms, hunks ~80: clear of any jitter
+    settings = config(fake_backend, hunks_min_lines=170)
+    ran = []
+    for _ in range(16):
+        result = await engine.refactor(request(), settings)
+        assert result.new_text == RENAMED
+        ran.append((result.stats.edit_format, result.stats.format_reason))
+    formats = "".join(f[0] for f, _ in ran)
+    assert formats[:12] == "rrrhrrrhrrrh"  # a try after every three runs of the size rule's choice
+    assert ran[3][1].startswith("auto, trying hunks (1 of 3) against region, the size rule's choice (162 lines")
+    # The fake answers hunks with fewer tokens, so faster: from then on the history picks hunks.
+    assert formats[12:] == "hhhh"
+    assert ran[-1][1].startswith("auto, by fake's history for 51-200 lines: hunks")
+    sent = fake_backend.requests
+    assert [SEARCH_MARKER in system_prompt(r) for r in sent] == [f == "h" for f in formats]
+
+
 async def test_a_preset_can_set_its_format_and_a_request_overrides_it(
     engine: Engine, fake_backend: FakeBackend
 ) -> None:

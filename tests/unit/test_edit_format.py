@@ -98,3 +98,46 @@ def test_size_buckets() -> None:
         "201-800 lines",
         "over 800 lines",
     ]
+
+
+def test_near_the_threshold_auto_tries_the_other_format_until_history_can_compare() -> None:
+    """Run by size alone, `auto` would only measure one format there and never learn from history."""
+    history = FormatHistory()
+    chosen = []
+    for _ in range(14):  # 120 lines: region by size (under 150 on a server that drafts from the prompt)
+        choice = choose_format("auto", "", 120, 0, "local", history, "prompt")
+        chosen.append(choice.format)
+        history.record("local", choice.format, 120, True, 900.0 if choice.format == "hunks" else 2000.0)
+    # A try after every three runs of the usual format, until hunks has three runs: then history decides.
+    assert "".join(f[0] for f in chosen) == "rrrhrrrhrrrhhh"
+    third_try = choose_format("auto", "", 120, 0, "local", _history_of("rrrhrrrhrrr"), "prompt")
+    assert (third_try.format, third_try.retry_in_region) == ("hunks", True)
+    assert third_try.reason == (
+        "auto, trying hunks (3 of 3) against region, the size rule's choice (120 lines < 150 (hunks_min_lines "
+        "with a server that drafts from the prompt)), to choose by local's history for 51-200 lines"
+    )
+    assert choose_format("auto", "", 120, 0, "local", history, "prompt").reason.startswith(
+        "auto, by local's history for 51-200 lines: hunks 0.9 s"
+    )
+    # Above the threshold, region is the one tried; it is never retried in anything.
+    big = _history_of("hhh", lines=190)
+    trying_region = choose_format("auto", "", 190, 0, "local", big, "prompt")
+    assert (trying_region.format, trying_region.retry_in_region) == ("region", False)
+
+
+def test_far_from_the_threshold_the_size_rule_stands() -> None:
+    # Under 50 lines and over 200 the bench's gap is wide: no slower refactor is spent to measure it.
+    history = _history_of("r" * 12, lines=30)
+    assert choose_format("auto", "", 30, 0, "local", history, "prompt").format == "region"
+    history = _history_of("h" * 12, lines=400)
+    assert choose_format("auto", "", 400, 0, "local", history, "prompt").format == "hunks"
+    # With a prediction field the threshold is 600, so the tries happen in 201-800 lines instead.
+    assert choose_format("auto", "", 120, 0, "cloud", _history_of("r" * 12, "cloud"), "field").format == "region"
+    assert choose_format("auto", "", 300, 0, "cloud", _history_of("rrr", "cloud", 300), "field").format == "hunks"
+
+
+def _history_of(formats: str, backend: str = "local", lines: int = 120) -> FormatHistory:
+    history = FormatHistory()
+    for f in formats:
+        history.record(backend, "hunks" if f == "h" else "region", lines, True, 1000.0)
+    return history
