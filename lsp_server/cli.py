@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import difflib
 import json
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from . import __version__
 from .config import WORKSPACE_FILE, Config, ConfigError, LoadedConfig, editor_layer, load_config, user_layer
+from .safe_write import WriteRefused, writable_target, write_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -75,66 +72,6 @@ def _read_source(path: Path) -> str:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
 
 
-class WriteRefused(Exception):
-    """The file cannot be rewritten; the message names it and says why. Nothing was changed."""
-
-
-def _writable_target(path: Path) -> tuple[Path, os.stat_result]:
-    """The regular file `path` names (through symlinks, as editors do) and its status, or WriteRefused."""
-    target = Path(os.path.realpath(path))
-    try:
-        status = target.stat()
-    except OSError as exc:
-        raise WriteRefused(f"cannot write {path}: {exc.strerror}; nothing was written") from None
-    if not stat.S_ISREG(status.st_mode):
-        raise WriteRefused(f"cannot write {path}: not a regular file; nothing was written")
-    # access() says yes to root for any file: a file without write bits is read-only for everyone.
-    if not os.access(target, os.W_OK) or not status.st_mode & 0o222:
-        raise WriteRefused(f"{path} is read-only; nothing was written (make it writable, or drop --write)")
-    return target, status
-
-
-def write_file(path: Path, data: bytes) -> None:
-    """Replace the contents of the file `path` names, atomically: a reader sees the old file or the new.
-
-    The bytes go to a temporary file created exclusively (an unpredictable name, O_EXCL: a planted
-    file or symlink is never followed) in the target's folder, are synced, get the target's mode
-    (and owner, where we may set it), then replace the target. A symlink stays a link: the file it
-    points to is the one replaced. On any failure the temporary file is removed and the target is
-    untouched. Raises WriteRefused.
-    """
-    target, status = _writable_target(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".refactor-lsp.tmp")
-    except OSError as exc:
-        raise WriteRefused(f"cannot write {path}: {exc.strerror}; nothing was written") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            created = os.fstat(out.fileno())
-            if (status.st_uid, status.st_gid) != (created.st_uid, created.st_gid):
-                with contextlib.suppress(OSError):  # only root may give a file away; else it stays ours
-                    os.fchown(out.fileno(), status.st_uid, status.st_gid)
-            os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # the rename itself survives a crash once the folder is synced
-        folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
-
-
 async def _refactor(args: argparse.Namespace) -> int:
     from .engine import Engine
     from .refactor import RefactorError, RefactorRequest
@@ -161,7 +98,7 @@ async def _refactor(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.write:
         try:
-            _writable_target(path)  # refuse before the model runs, not after
+            writable_target(path)  # refuse before the model runs, not after
         except WriteRefused as exc:
             _error(str(exc))
             return EXIT_FAILED

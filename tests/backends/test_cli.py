@@ -331,6 +331,73 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(
     assert files_in(project["dir"]) == before
 
 
+def test_write_keeps_hard_links_on_the_new_contents(project: dict[str, Any]) -> None:
+    """A rename would leave the other name on the old text: a file with hard links is rewritten in place."""
+    source: Path = project["source"]
+    linked = project["dir"] / "geometry_copy.py"
+    os.link(source, linked)
+    inode = source.stat().st_ino
+    before = files_in(project["dir"])
+    result = refactor(project, "--instruction", "rename foo to bar", "--write")
+    assert result.returncode == 0, result.stderr
+    assert source.read_text(encoding="utf-8") == linked.read_text(encoding="utf-8") == SOURCE.replace("foo", "bar")
+    assert source.stat().st_ino == linked.stat().st_ino == inode and source.stat().st_nlink == 2
+    assert files_in(project["dir"]) == before  # the saved old contents are gone again
+
+
+def _fail_ftruncate(monkeypatch: pytest.MonkeyPatch, times: int) -> None:
+    """The disk fails the first `times` truncations (the write of the new text, then putting back the old)."""
+    real, calls = os.ftruncate, []
+
+    def ftruncate(fd: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) <= times:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, length)
+
+    monkeypatch.setattr(os, "ftruncate", ftruncate)
+
+
+def _write_in_process(project: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from lsp_server.cli import main
+
+    code = main(["refactor", "geometry.py", "-i", "rename foo to bar", "--write", "--config", str(project["config"])])
+    return code, capsys.readouterr().err
+
+
+def test_a_failed_write_in_place_puts_the_old_contents_back(
+    project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    linked = project["dir"] / "geometry_copy.py"
+    os.link(project["source"], linked)
+    monkeypatch.chdir(project["dir"])
+    before = files_in(project["dir"])
+    _fail_ftruncate(monkeypatch, times=1)
+    code, err = _write_in_process(project, capsys)
+    assert code == 1, err
+    assert err == "refactor-lsp: cannot write geometry.py: No space left on device; the file is unchanged\n"
+    assert project["source"].read_text(encoding="utf-8") == linked.read_text(encoding="utf-8") == SOURCE
+    assert files_in(project["dir"]) == before
+
+
+def test_when_the_old_contents_cannot_be_put_back_the_message_says_where_they_are(
+    project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.link(project["source"], project["dir"] / "geometry_copy.py")
+    monkeypatch.chdir(project["dir"])
+    before = files_in(project["dir"])
+    _fail_ftruncate(monkeypatch, times=2)
+    code, err = _write_in_process(project, capsys)
+    assert code == 1, err
+    [saved] = files_in(project["dir"]) - before
+    assert err == (
+        "refactor-lsp: cannot write geometry.py: No space left on device, and its old contents could not be put "
+        f"back: they are in {project['dir'] / saved}\n"
+    )
+    assert saved.startswith(".geometry.py.") and saved.endswith(".refactor-lsp.bak")
+    assert (project["dir"] / saved).read_text(encoding="utf-8") == SOURCE
+
+
 def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     result = refactor(project, "--instruction", "rename foo to bar", "--no-prediction", "--json")
     assert result.returncode == 0, result.stderr
