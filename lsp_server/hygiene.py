@@ -44,7 +44,8 @@ _PROSE_AFTER = re.compile(
     r"It|Sure|Summary)\b[ ,:'][^\n]*[.:!]\s*$"
 )
 _OUTSIDE_RUN = 3  # lines of the file next to the region that, found in the answer, show it echoed them
-_OUTSIDE_MIN_CHARS = 20
+_OUTSIDE_MIN_CHARS = 20  # together; short lines ("}", "end") are taken until there are this many
+_OUTSIDE_MAX_RUN = 8
 
 
 def _content(line: str) -> str:
@@ -208,8 +209,15 @@ def prose_after_code(text: str, original: str) -> str | None:
 
 
 def _outside_run(lines: list[str]) -> list[str]:
-    """Up to _OUTSIDE_RUN non-blank lines, long enough together that meeting them by chance is unlikely."""
-    run = [line for line in lines if line.strip()][:_OUTSIDE_RUN]
+    """The first _OUTSIDE_RUN non-blank lines, more (up to _OUTSIDE_MAX_RUN) while they are short: long
+    enough together that meeting them by chance is unlikely; none if the file has too little there."""
+    run: list[str] = []
+    for line in lines:
+        if line.strip():
+            run.append(line)
+            chars = sum(len(kept.strip()) for kept in run)
+            if len(run) >= _OUTSIDE_MAX_RUN or (len(run) >= _OUTSIDE_RUN and chars >= _OUTSIDE_MIN_CHARS):
+                break
     return run if sum(len(line.strip()) for line in run) >= _OUTSIDE_MIN_CHARS else []
 
 

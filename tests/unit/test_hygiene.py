@@ -267,6 +267,17 @@ def test_short_common_lines_next_to_the_region_are_not_taken_for_an_echo() -> No
     assert clean_output(answer, original, "stop", before="def f(x):\n", after="    return None\n") == answer
 
 
+def test_an_echo_of_short_neighbouring_lines_is_refused_too() -> None:
+    # Ruby's neighbours: three lines of 9 characters in all; more are read until they say enough.
+    original, before = "  def a\n    1\n  end\n", "class A\n"
+    after = "\n  def b\n    2\n  end\nend\n\nputs A.new.a\n"
+    answer = "  def a\n    10\n  end\n"
+    assert clean_output(answer, original, "stop", before=before, after=after) == answer
+    with pytest.raises(UnusableOutput) as info:
+        clean_output(answer + after, original, "stop", before=before, after=after)
+    assert "carries on past the region" in str(info.value)
+
+
 @pytest.mark.parametrize(
     "tail",
     [
