@@ -237,7 +237,9 @@ def plan_refactor(
             f"refactor.max_region_chars ({settings.max_region_chars:,}); nothing was sent — select less"
         )
     instruction, action, comment = resolve_action(request, config, region)
-    choice = _edit_format(request, config, action, region, first, policy(first, request.prediction), history)
+    chain = [first, *(config.backends[name] for name in first.fallback)]
+    modes = [policy(backend, request.prediction) for backend in chain]
+    choice = _edit_format(request, config, action, region, first, modes[0], history)
 
     def prompt_in(edit_format: str) -> Prompt:
         return build_prompt(
@@ -254,10 +256,8 @@ def plan_refactor(
         )
 
     prompt = prompt_in(choice.format)
-    chain = [first, *(config.backends[name] for name in first.fallback)]
     routes = []
-    for backend in chain:
-        mode = policy(backend, request.prediction)
+    for backend, mode in zip(chain, modes, strict=True):
         # A hunks answer is mostly new text: a whole-region prediction would be rejected, and OpenAI
         # bills rejected prediction tokens (benchmarks/README.md, "Edit formats", has the figures).
         sent = "off" if choice.format == "hunks" and mode == "field" and not HUNKS_SEND_PREDICTION else mode
