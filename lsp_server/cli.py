@@ -377,8 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--edit-format",
         metavar="FORMAT[,FORMAT...]",
         help="compare edit formats side by side, against each task's ideal time: region (with and without the "
-        "prediction), hunks, auto; one or several (region,hunks,auto). The region format without prediction "
-        "always runs: the ideal is measured from it (default: the region format with and without prediction only)",
+        "prediction), hunks, hunks+prediction (hunks with the region sent as the prediction field all the same, "
+        "for a backend that takes it), auto; one or several (region,hunks,auto). The region format without "
+        "prediction always runs: the ideal is measured from it (default: the region format with and without "
+        "prediction only)",
     )
     bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
     bench.add_argument("--config")

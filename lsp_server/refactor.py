@@ -29,7 +29,6 @@ from .stats import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
 TITLE_CHARS = 60
-HUNKS_SEND_PREDICTION = False  # decided by measurement: benchmarks/README.md, "Edit formats"
 
 
 class RefactorError(Exception):
@@ -50,7 +49,9 @@ class RefactorRequest:
     instruction: str | None = None
     action_id: str | None = None
     backend: str | None = None
-    prediction: bool | None = None  # None: as the backend is configured
+    # None: as the backend is configured; False: none; True: also with a hunks answer, which gets no
+    # prediction field otherwise (benchmarks/README.md, "Edit formats": the bench measures both)
+    prediction: bool | None = None
     diagnostics: tuple[str, ...] = ()
     language_id: str | None = None
     scope: ScopeMode | None = None  # None: the config's refactor.scope
@@ -260,7 +261,7 @@ def plan_refactor(
     for backend, mode in zip(chain, modes, strict=True):
         # A hunks answer is mostly new text: a whole-region prediction would be rejected, and OpenAI
         # bills rejected prediction tokens (benchmarks/README.md, "Edit formats", has the figures).
-        sent = "off" if choice.format == "hunks" and mode == "field" and not HUNKS_SEND_PREDICTION else mode
+        sent = "off" if choice.format == "hunks" and mode == "field" and request.prediction is not True else mode
         routes.append(Route(backend, sent, mode))
     return Plan(
         request=request,

@@ -9,7 +9,10 @@ import time
 from typing import TextIO
 
 from ..refactor import Progress
-from .runs import Run
+from .runs import MODE_LABELS, Run
+
+# The pair table's words for the region modes; the edit-format table's for the rest.
+_LABELS: dict[str, str] = {**MODE_LABELS, "prediction": "with prediction", "baseline": "without"}
 
 
 class ProgressDisplay:
@@ -43,7 +46,7 @@ class ProgressDisplay:
 
     def begin(self, task: str, mode: str, repetition: int, at_once: int = 1) -> None:
         """A run starts, or a batch of `at_once` runs together (each then reports `done`)."""
-        label = {"prediction": "with prediction", "baseline": "without"}.get(mode, mode)
+        label = _LABELS.get(mode, mode)
         batch = f", {at_once} at once" if at_once > 1 else ""
         self.current = f"{task} ({label}, #{repetition + 1}{batch})"
         if self.tty:

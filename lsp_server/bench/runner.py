@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
-from ..backends import LOCAL_SPECULATION_TYPES, BackendError, StreamRequest
+from ..backends import LOCAL_SPECULATION_TYPES, BackendError, StreamRequest, prediction_mode
 from ..config import BackendConfig, Config, ConfigError, EditFormat
 from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
@@ -61,17 +61,19 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(levels)))
 
 
-EDIT_FORMATS: tuple[EditFormat, ...] = ("region", "hunks", "auto")
+# --edit-format's values: the edit formats, and hunks with the region sent as the prediction field too.
+EDIT_FORMATS: tuple[str, ...] = ("region", "hunks", "hunks+prediction", "auto")
 # How each mode's request is made: (the prediction override, the edit format).
 MODE_REQUESTS: dict[Mode, tuple[bool | None, EditFormat]] = {
     "prediction": (None, "region"),
     "baseline": (False, "region"),
     "hunks": (None, "hunks"),
+    "hunks-prediction": (True, "hunks"),  # True: the field even with hunks, where the plan leaves it out
     "auto": (None, "auto"),
 }
 
 
-def parse_edit_formats(text: str) -> tuple[EditFormat, ...]:
+def parse_edit_formats(text: str) -> tuple[str, ...]:
     """--edit-format's formats: "auto,region" → ("region", "auto"), each once, in the report's order.
     Raises BenchError."""
     asked = []
@@ -118,7 +120,7 @@ class BenchPlan:
     repeat: int
     max_tokens: int  # 0: from the region size
     concurrency: tuple[int, ...] = (1,)  # requests at once, per level, lowest first
-    edit_formats: tuple[EditFormat, ...] = ()  # --edit-format; empty: the region format with and without prediction
+    edit_formats: tuple[str, ...] = ()  # --edit-format; empty: the region format with and without prediction
 
     @property
     def under_load(self) -> bool:
@@ -134,6 +136,8 @@ class BenchPlan:
         modes.append("baseline")  # always: the reference the ideal time is measured from
         if "hunks" in self.edit_formats:
             modes.append("hunks")
+        if "hunks+prediction" in self.edit_formats:
+            modes.append("hunks-prediction")
         if "auto" in self.edit_formats:
             modes.append("auto")
         return tuple(modes)
@@ -156,7 +160,7 @@ def make_plan(
     repeat: int,
     max_tokens: int = 0,
     concurrency: Sequence[int] = (1,),
-    edit_formats: Sequence[EditFormat] = (),
+    edit_formats: Sequence[str] = (),
 ) -> BenchPlan:
     """Check that the comparison makes sense before anything is sent."""
     if repeat < 1:
@@ -192,6 +196,12 @@ def make_plan(
         raise BenchError(
             f"--baseline-backend must be another backend than '{backend.name}': the same {backend.type} server "
             "speculates in both modes"
+        )
+    if "hunks+prediction" in formats and prediction_mode(backend, True, refused=False) != "field":
+        raise BenchError(
+            f"--edit-format hunks+prediction sends the prediction field, which the backend '{backend.name}' "
+            f'({backend.type}, prediction = "{backend.prediction}") does not get; a vLLM or llama.cpp server '
+            "drafts a hunks answer from the prompt already (the hunks mode)"
         )
     if backend.prediction == "never" and (not formats or "region" in formats):
         raise BenchError(
@@ -290,7 +300,7 @@ async def warm_up(engine: Engine, plan: BenchPlan, at_once: int = 1) -> None:
 
 
 def _check_prediction_ran(plan: BenchPlan, run: Run) -> None:
-    if run.mode == "prediction" and run.stats is not None and run.stats.prediction_via == "off":
+    if run.mode in ("prediction", "hunks-prediction") and run.stats is not None and run.stats.prediction_via == "off":
         notes = "; ".join(run.stats.notes)
         raise BenchError(
             f"the backend '{plan.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "

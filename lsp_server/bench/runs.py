@@ -3,7 +3,8 @@ batch: the same task in one mode, several times at once (`--concurrency`).
 
 Modes: "prediction" and "baseline" are the region format with and without the prediction (without:
 the baseline backend for vLLM and llama.cpp); with `--edit-format`, "hunks" and "auto" are those
-edit formats on the backend under test, its prediction as configured."""
+edit formats on the backend under test, its prediction as configured, and "hunks-prediction" is
+hunks with the region sent as the `prediction` field all the same (what the default leaves out)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from typing import Any, Literal
 
 from ..stats import RefactorStats
 
-Mode = Literal["prediction", "baseline", "hunks", "auto"]
+Mode = Literal["prediction", "baseline", "hunks", "hunks-prediction", "auto"]
 # The edit-format report's names for the modes.
 MODE_LABELS: dict[Mode, str] = {
     "prediction": "region + prediction",
     "baseline": "region, no prediction",
     "hunks": "hunks",
+    "hunks-prediction": "hunks + prediction",
     "auto": "auto",
 }
 Outcome = Literal["edit", "unchanged", "refused", "error"]

@@ -223,7 +223,7 @@ def test_edit_format_is_checked_before_anything_is_sent(
     code, report, _ = run_bench(tmp_path, config, "--task", SMALL_EDIT, "--edit-format", value)
     err = capsys.readouterr().err
     assert code == 2 and report == {}
-    assert "--edit-format takes region, hunks, auto" in err and bad in err
+    assert "--edit-format takes region, hunks, hunks+prediction, auto" in err and bad in err
     assert fake.requests == []
 
 
@@ -264,8 +264,43 @@ def test_the_default_bench_is_unchanged_and_compares_the_region_format(
 # -- the parts, without a backend ------------------------------------------------------------------
 
 
+def test_hunks_with_the_prediction_field_runs_beside_hunks_without(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the default leaves out, measured: the same hunks answer with the region as the prediction."""
+    with FakeBackend("openai", step_s=STEP_S, responder=RESPONDER) as fake:
+        config = write_config(tmp_path, fake=fake)
+        code, report, markdown = run_bench(
+            tmp_path, config, "--task", LARGE, "--repeat", "1", "--edit-format", "hunks+prediction,hunks"
+        )
+        requests = [r for r in fake.requests if region_of(r["messages"])]
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert report["formats"]["modes"] == ["baseline", "hunks", "hunks-prediction"]
+    by_mode = {r["mode"]: r for r in report["runs"]}
+    hunks_requests = [r for r in requests if SEARCH_MARKER in r["messages"][0]["content"]]
+    assert len(hunks_requests) == 2
+    with_field = [r for r in hunks_requests if "prediction" in r]
+    assert len(with_field) == 1 and with_field[0]["prediction"]["content"] == region_of(with_field[0]["messages"])
+    assert by_mode["hunks-prediction"]["stats"]["prediction_via"] == "field"
+    assert by_mode["hunks"]["stats"]["prediction_via"] == "off"
+    # The fake drafts the blocks' copied lines from the field, and counts what it refused.
+    assert by_mode["hunks-prediction"]["stats"]["accepted_prediction_tokens"] > 0
+    assert by_mode["hunks-prediction"]["stats"]["rejected_prediction_tokens"] > 0
+    assert report["formats"]["tasks"][0]["modes"]["hunks-prediction"]["matches_expected"] == 1
+    assert "hunks + prediction, s (× ideal)" in markdown
+
+
+def test_hunks_with_the_prediction_field_needs_a_backend_that_takes_it(tmp_path: Path) -> None:
+    config = build_config([])
+    tasks = load_tasks(TASKS_DIR, [LARGE])
+    with pytest.raises(BenchError, match="drafts a hunks answer from the prompt already"):
+        make_plan(config, "local", "openai", tasks, repeat=1, edit_formats=("hunks+prediction",))
+
+
 def test_parse_edit_formats_keeps_the_reports_order() -> None:
     assert parse_edit_formats("auto, hunks,region,auto") == ("region", "hunks", "auto")
+    assert parse_edit_formats("hunks+prediction,region") == ("region", "hunks+prediction")
     with pytest.raises(BenchError, match="--edit-format"):
         parse_edit_formats("regions")
 
