@@ -433,14 +433,21 @@ class FakeBackend:
         return True
 
     async def _pause(self, seconds: float, reader: asyncio.StreamReader) -> bool:
-        """Sleep, but notice at once when the client hangs up; False if it did."""
+        """Sleep, but notice at once when the client hangs up; False if it did.
+
+        A hang-up is a FIN (the reader at its end) or a reset (the reader holding the connection's error).
+        """
+
+        def gone() -> bool:
+            return reader.at_eof() or reader.exception() is not None
+
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if reader.at_eof():
+            if gone():
                 self.disconnects += 1
                 return False
             await asyncio.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
-        return not reader.at_eof()
+        return not gone()
 
     async def _complete(
         self, request: dict[str, Any], reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -594,6 +601,9 @@ class FakeBackend:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return True
+        except ConnectionError:  # a reset seen by a write (a FIN or a reset during a stall: `_pause`)
+            self.disconnects += 1
+            return False
         finally:
             self.active_streams -= 1
             self._in_pass.pop(stream_id, None)

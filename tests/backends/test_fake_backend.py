@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import struct
 import time
 from typing import Any
 from urllib.parse import urlparse
@@ -283,6 +284,26 @@ def test_raw_body_is_sent_verbatim(fake_backend: FakeBackend) -> None:
     status, events = post(fake_backend, chat())
     assert status == 200
     assert events == [{"choices": []}]
+
+
+def test_a_client_that_resets_the_connection_mid_stall_is_noticed_at_once(fake_backend: FakeBackend) -> None:
+    """An abortive close (RST, as a client that gives up may send) ends the stall as a FIN does."""
+    fake_backend.enqueue(Reply(stall_after_chars=0, stall_s=10))
+    url = urlparse(fake_backend.url)
+    sock = socket.create_connection((url.hostname, url.port), timeout=10)
+    body = json.dumps(chat()).encode()
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    assert sock.recv(15) == b"HTTP/1.1 200 OK"
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()  # linger 0: a reset, no FIN
+    deadline = time.monotonic() + 5
+    while fake_backend.disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fake_backend.disconnects == 1
 
 
 def test_reset_forgets_every_count_and_record(make_fake) -> None:
