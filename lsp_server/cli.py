@@ -116,7 +116,7 @@ async def _refactor(args: argparse.Namespace) -> int:
         scope=scope,  # type: ignore[arg-type]
         edit_format=args.edit_format,
     )
-    engine = Engine()
+    engine = Engine(records_history=False)  # a CLI refactor is not written to the history
     try:
         result = await engine.refactor(request, config)
     except RefactorError as exc:

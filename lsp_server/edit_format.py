@@ -16,7 +16,8 @@ Run by size alone, `auto` would measure only one format per size, and its histor
 compare. So in the size bucket that holds the threshold, where the bench found the formats closest,
 it tries the other format after every MIN_SAMPLES runs of the usual one, until the other has
 MIN_SAMPLES runs too: three refactors, said in their reason, buy a choice measured on this backend.
-Elsewhere the measured gap is wide, and the size rule stands.
+Elsewhere the measured gap is wide, and the size rule stands. Only a process whose refactors reach
+the history file tries (the server; not the CLI, not the bench).
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ class _Sample:
 class FormatHistory:
     """Per backend, format and region size: how refactors went (applied or not, how long they took)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tries: bool = True) -> None:
         self._samples: dict[tuple[str, str, str], deque[_Sample]] = defaultdict(lambda: deque(maxlen=_KEPT))
+        # Whether `auto` may try the other format (`turn_to_try`): only where the outcome will be
+        # recorded, or every refactor would be the first try again.
+        self.tries = tries
 
     def record(self, backend: str, edit_format: str, region_lines: int, applied: bool, latency_ms: float) -> None:
         self._samples[(backend, edit_format, size_bucket(region_lines))].append(_Sample(applied, latency_ms))
@@ -98,6 +102,8 @@ class FormatHistory:
     def turn_to_try(self, backend: str, region_lines: int, usual: str, other: str) -> int | None:
         """The number (1-based) of the run of `other` due now, while `other` has too few runs of this
         size to compare; None when `usual` should run. One try after every MIN_SAMPLES runs of `usual`."""
+        if not self.tries:
+            return None
         bucket = size_bucket(region_lines)
         tried = len(self._samples.get((backend, other, bucket), ()))
         runs = len(self._samples.get((backend, usual, bucket), ()))

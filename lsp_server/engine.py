@@ -46,11 +46,13 @@ DEFAULT_CHARS_PER_TOKEN = 3.5
 class Engine:
     """Plans and runs refactors; create one per server, CLI command or bench run, and `close()` it."""
 
-    def __init__(self, learn_from_history_file: bool = True) -> None:
+    def __init__(self, learn_from_history_file: bool = True, records_history: bool = True) -> None:
+        """`records_history`: this process's refactors reach the history file (the server's do; the
+        CLI's do not), so `auto` may try the other format near its threshold and learn from it."""
         self.clients = ClientPool()
         # How each edit format went per backend and region size, for `auto`: this process's refactors,
         # and (server, CLI) the history file's, read at the first plan.
-        self.formats = FormatHistory()
+        self.formats = FormatHistory(tries=records_history)
         self._history_unread = learn_from_history_file
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()

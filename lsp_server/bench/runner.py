@@ -96,10 +96,10 @@ class SizeRuleOnly(FormatHistory):
     change its mind halfway through the run, in an order that depends on the schedule.
     """
 
-    def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
-        return None
+    def __init__(self) -> None:
+        super().__init__(tries=False)
 
-    def turn_to_try(self, backend: str, region_lines: int, usual: str, other: str) -> int | None:
+    def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
         return None
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
+from lsp_server.hunks import SEARCH_MARKER
+from lsp_server.stats import RefactorStats, append_history
 from lsp_server.testing.fake_backend import FakeBackend, Reply
 from tests.conftest import backend_table, closed_port_url, write_config
 
@@ -396,6 +398,21 @@ def test_when_the_old_contents_cannot_be_put_back_the_message_says_where_they_ar
     )
     assert saved.startswith(".geometry.py.") and saved.endswith(".refactor-lsp.bak")
     assert (project["dir"] / saved).read_text(encoding="utf-8") == SOURCE
+
+
+def test_the_cli_never_tries_the_other_format_it_could_not_learn_from(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
+    """Near its threshold the server's `auto` tries hunks after three region runs; a CLI refactor is not
+    written to the history, so it would be that first try again every time: it keeps to the size rule."""
+    for _ in range(3):
+        append_history(RefactorStats(served_by="fake", edit_format="region", region_lines=9, applied=True))
+    project = {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend, refactor={"hunks_min_lines": 20})}
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    result = refactor(project, "--instruction", "rename foo to bar")
+    assert result.returncode == 0, result.stderr
+    assert " · region (auto, 9 lines < hunks_min_lines 20)" in result.stderr
+    assert SEARCH_MARKER not in fake_backend.requests[0]["messages"][0]["content"]
 
 
 def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_backend: FakeBackend) -> None:
