@@ -191,3 +191,18 @@ async def test_the_edit_format_argument_reaches_the_refactor(client: LanguageCli
     assert editor.buffers[uri] == text.replace("data", "x")
     assert reply["stats"]["edit_format"] == "hunks" and reply["stats"]["format_reason"] == "set by the request"
     assert "<<<<<<< SEARCH" in backend.requests[-1]["messages"][0]["content"]
+    assert "prediction" not in backend.requests[-1]  # a hunks answer gets no prediction field...
+    text = editor.buffers[uri]
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {
+            "uri": uri,
+            "range": editor.cursor_at(uri, "return"),
+            "instruction": "rename x to y",
+            "editFormat": "hunks",
+            "prediction": True,
+        },
+    )
+    assert reply["status"] == RefactorStatus.APPLIED.value and editor.buffers[uri] == text.replace("x", "y")
+    assert backend.requests[-1]["prediction"] == {"type": "content", "content": text}  # ...unless asked for
+    assert reply["stats"]["prediction_via"] == "field"
