@@ -1,5 +1,9 @@
 """Output hygiene on code no one here wrote: every function and class of the stdlib and site-packages.
 
+With `--ext js` (or go, ts, ...) and folders of such files (node_modules, Go's standard library), the
+regions are the ones the server's scope picks at three cursors per file (seeded), so other languages
+are measured the same way.
+
 Ground truth by construction, for each definition (the region) of each file:
 - a correct answer (the region itself, or the region wrapped in a fence, a `<think>` block or the
   markers) must come back exactly as the region: never refused, never edited;
@@ -7,7 +11,7 @@ Ground truth by construction, for each definition (the region) of each file:
   before it plus the region) must be refused.
 
 Prints the counts and the rates; exits 1 if a correct answer was refused or edited.
-Usage: python benchmarks/hygiene.py [--limit FILES] [PATH ...]
+Usage: python benchmarks/hygiene.py [--limit FILES] [--ext EXT] [PATH ...]
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import random
 import sys
 import sysconfig
 from collections.abc import Iterator
@@ -23,7 +28,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lsp_server.hygiene import UnusableOutput, clean_output
-from lsp_server.prompt import REGION_END, REGION_START
+from lsp_server.prompt import REGION_END, REGION_START, language_of
+from lsp_server.scope import choose_region
+from lsp_server.text import line_index
+
+CURSORS_PER_FILE = 3  # --ext other than py: regions the scope picks around this many cursors a file
+MAX_SCOPED_CHARS = 200_000  # --ext other than py: larger files (minified bundles) are left out
 
 
 def definitions(text: str) -> Iterator[tuple[int, int]]:
@@ -41,13 +51,30 @@ def definitions(text: str) -> Iterator[tuple[int, int]]:
             yield offsets[first], offsets[node.end_lineno]
 
 
+def scoped_regions(text: str, path: Path, rng: random.Random) -> Iterator[tuple[int, int]]:
+    """(start, end) of the definitions the server's scope picks at a few random cursors (not the whole file)."""
+    if len(text) > MAX_SCOPED_CHARS:
+        return
+    offsets = line_index(text).offsets
+    seen = set()
+    for _ in range(CURSORS_PER_FILE):
+        cursor = offsets[rng.randrange(len(offsets) - 1)] if len(offsets) > 1 else 0
+        region = choose_region(text, cursor, cursor, "auto", language_of(str(path)))
+        if region.kind != "file" and region.end > region.start and (region.start, region.end) not in seen:
+            seen.add((region.start, region.end))
+            yield region.start, region.end
+
+
 def correct_answers(region: str) -> dict[str, str]:
+    # A region at the end of a file without a final newline: a model still puts the closing fence or
+    # marker on a line of its own (and the region's missing newline is kept, as it was).
+    body = region if region.endswith("\n") else region + "\n"
     return {
         "as is": region,
-        "fenced": f"```python\n{region}```\n",
-        "introduced and fenced": f"Here is the updated code:\n\n```python\n{region}```",
+        "fenced": f"```python\n{body}```\n",
+        "introduced and fenced": f"Here is the updated code:\n\n```python\n{body}```",
         "after <think>": f"<think>\nNothing to change.\n</think>\n\n{region}",
-        "between markers": f"{REGION_START}\n{region}{REGION_END}\n",
+        "between markers": f"{REGION_START}\n{body}{REGION_END}\n",
     }
 
 
@@ -55,14 +82,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="folders of .py files (default: the stdlib and site-packages)")
     parser.add_argument("--limit", type=int, default=0, help="read at most this many files")
+    parser.add_argument("--ext", default="py", help="the files' extension (default py: every definition, by ast)")
     args = parser.parse_args()
     roots = [Path(p) for p in args.paths] or [
         Path(sysconfig.get_paths()["stdlib"]),
         Path(sysconfig.get_paths()["purelib"]),
     ]
-    files = sorted(f for root in roots for f in root.rglob("*.py"))
+    ext = args.ext.lstrip(".")
+    files = sorted(f for root in roots for f in root.rglob(f"*.{ext}"))
+    rng = random.Random(7)
     if args.limit:
-        files = files[: args.limit]
+        files = files[: args.limit] if ext == "py" else rng.sample(files, min(args.limit, len(files)))
     counts: collections.Counter[str] = collections.Counter()
     examples: list[str] = []
     for path in files:
@@ -71,7 +101,7 @@ def main() -> int:
         except (OSError, UnicodeDecodeError):
             continue
         counts["files"] += 1
-        for start, end in definitions(text):
+        for start, end in definitions(text) if ext == "py" else scoped_regions(text, path, rng):
             region, before, after = text[start:end], text[:start], text[end:]
             if not region.strip():
                 continue
