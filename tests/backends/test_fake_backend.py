@@ -286,10 +286,10 @@ def test_raw_body_is_sent_verbatim(fake_backend: FakeBackend) -> None:
     assert events == [{"choices": []}]
 
 
-def test_a_client_that_resets_the_connection_mid_stall_is_noticed_at_once(fake_backend: FakeBackend) -> None:
-    """An abortive close (RST, as a client that gives up may send) ends the stall as a FIN does."""
-    fake_backend.enqueue(Reply(stall_after_chars=0, stall_s=10))
-    url = urlparse(fake_backend.url)
+def stalled_stream(fake: FakeBackend) -> socket.socket:
+    """A raw connection whose answer has begun (its status line read) and then stalls for 10 s."""
+    fake.enqueue(Reply(stall_after_chars=0, stall_s=10))
+    url = urlparse(fake.url)
     sock = socket.create_connection((url.hostname, url.port), timeout=10)
     body = json.dumps(chat()).encode()
     sock.sendall(
@@ -298,11 +298,21 @@ def test_a_client_that_resets_the_connection_mid_stall_is_noticed_at_once(fake_b
         + body
     )
     assert sock.recv(15) == b"HTTP/1.1 200 OK"
+    return sock
+
+
+def wait_for_disconnect(fake: FakeBackend) -> None:
+    deadline = time.monotonic() + 5
+    while fake.disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_client_that_resets_the_connection_mid_stall_is_noticed_at_once(fake_backend: FakeBackend) -> None:
+    """An abortive close (RST, as a client that gives up may send) ends the stall as a FIN does."""
+    sock = stalled_stream(fake_backend)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sock.close()  # linger 0: a reset, no FIN
-    deadline = time.monotonic() + 5
-    while fake_backend.disconnects == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_disconnect(fake_backend)
     assert fake_backend.disconnects == 1
 
 
@@ -310,20 +320,9 @@ def test_reset_forgets_every_count_and_record(make_fake) -> None:
     fake = make_fake("vllm")
     post(fake, chat())  # counts drafts, records the request, its headers and its first content
     # A client that hangs up mid-answer is counted as a disconnect.
-    fake.enqueue(Reply(stall_after_chars=0, stall_s=10))
-    url = urlparse(fake.url)
-    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
-        body = json.dumps(chat()).encode()
-        sock.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-        assert sock.recv(15) == b"HTTP/1.1 200 OK"
+    with stalled_stream(fake) as sock:
         sock.shutdown(socket.SHUT_WR)  # hang up (a FIN; closing with unread data would reset instead)
-        deadline = time.monotonic() + 5
-        while fake.disconnects == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for_disconnect(fake)
     fake.enqueue(Reply(status=503, error="still queued"))
     assert fake.disconnects == 1 and fake.counters["drafted"] > 0 and fake.first_content_sent_at
     assert len(fake.requests) == len(fake.headers_seen) == 2 and len(fake.replies) == 1
