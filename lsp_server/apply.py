@@ -34,7 +34,7 @@ class Editor(Protocol):
     def client_capabilities(self) -> types.ClientCapabilities: ...
 
     def current_document(self, uri: str) -> tuple[str, int | None]:
-        """The document's text and version now."""
+        """The document's text and version now; LookupError when the editor no longer has it open."""
         ...
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult: ...
@@ -88,7 +88,10 @@ def workspace_edit(
 async def apply_result(
     editor: Editor, uri: str, snapshot_version: int | None, result: RefactorResult, preview: bool
 ) -> ApplyOutcome:
-    current_text, current_version = editor.current_document(uri)
+    try:
+        current_text, current_version = editor.current_document(uri)
+    except LookupError as exc:
+        return ApplyOutcome(False, "stale", f"{exc}; nothing was applied", types.MessageType.Warning)
     edits = result.edits
     note = None
     if current_version != snapshot_version or current_text != result.text:

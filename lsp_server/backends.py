@@ -54,6 +54,48 @@ class MalformedStream(ValueError):
     """The stream broke the protocol (a second choice, text after the end): the answer is not usable."""
 
 
+class AnswerTooLong(Exception):
+    """The backend sent more than the request's limits allow: it ignores them, and reading on would
+    fill the memory (a stream of whitespace without a finish, or one line that never ends)."""
+
+
+# Code averages about 4 characters a token, and a tokenizer's longest tokens (runs of spaces or
+# punctuation) are a few dozen: an answer past 32 characters a token is not keeping to max_tokens.
+MAX_CHARS_PER_TOKEN = 32
+# However large max_tokens is set, a rewrite of a region is not more than ten times the region
+# (docstrings on a short function add a few times its size), plus room for a small region.
+REGION_ANSWER_FACTOR, REGION_ANSWER_SLACK = 10, 20_000
+# One SSE line carries one chunk: its JSON around the text (id, model, usage) is a few hundred bytes,
+# and JSON escaping makes a character at most 6 bytes (\u00XX).
+SSE_LINE_OVERHEAD, JSON_BYTES_PER_CHAR = 64 * 1024, 6
+
+
+def answer_char_limit(max_tokens: int, predicted_chars: int = 0) -> int:
+    """The most characters an answer may have before the stream is stopped and refused."""
+    limit = max(max_tokens, 1) * MAX_CHARS_PER_TOKEN
+    if predicted_chars:
+        limit = min(limit, REGION_ANSWER_FACTOR * predicted_chars + REGION_ANSWER_SLACK)
+    return limit
+
+
+def _bound_sse_lines(stream: Any, max_line_bytes: int) -> None:
+    """Refuse an SSE line longer than `max_line_bytes` as it arrives: the SDK's decoder keeps a line
+    in memory until it ends, so one that never ends would fill it before any delta reached us."""
+    response = stream.response
+    read = response.aiter_bytes
+
+    async def bounded(*args: Any, **kwargs: Any) -> Any:
+        run = 0  # bytes since the last line end
+        async for chunk in read(*args, **kwargs):
+            end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+            run = run + len(chunk) if end < 0 else len(chunk) - end - 1
+            if run > max_line_bytes:
+                raise AnswerTooLong(f"one line of the stream ran past {max_line_bytes:,} bytes")
+            yield chunk
+
+    response.aiter_bytes = bounded
+
+
 @dataclass
 class Completion:
     text: str = ""
@@ -174,6 +216,11 @@ class StreamRequest:
     # Keep the server's prompt cache out of this request: vLLM's `cache_salt`, or for llama.cpp
     # `cache_prompt: false` (it has no salt). None: the server caches as it likes.
     cache_salt: str | None = None
+    # Stop reading past this many characters of answer (None: what max_tokens allows, answer_char_limit).
+    max_answer_chars: int | None = None
+
+    def answer_limit(self) -> int:
+        return self.max_answer_chars if self.max_answer_chars is not None else answer_char_limit(self.max_tokens)
 
 
 async def _stream_once(
@@ -217,6 +264,9 @@ async def _stream_once(
             f"{settings.first_token_timeout_s:g} s (refactor.first_token_timeout_s) — is it overloaded?",
             fallback_ok=True,
         ) from None
+    max_chars = request.answer_limit()
+    received = 0
+    _bound_sse_lines(stream, max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
     iterator = stream.__aiter__()
     try:
         while True:
@@ -251,6 +301,9 @@ async def _stream_once(
                         raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
                     if result.ttft_ms is None:
                         result.ttft_ms = (time.perf_counter() - started) * 1000
+                    received += len(content)
+                    if received > max_chars:
+                        raise AnswerTooLong(f"the answer ran past {max_chars:,} characters")
                     parts.append(content)
                     if on_delta is not None:
                         on_delta(content, tokens_so_far)
@@ -277,6 +330,13 @@ async def _stream_once(
                 predicted = timings.get("predicted_n")
                 if result.completion_tokens is None and isinstance(predicted, int):
                     result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+    except AnswerTooLong as exc:
+        parts.clear()  # what was read goes now, not when the error is done with
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent more than this refactor allows ({exc}, for "
+            f"an answer of at most {request.max_tokens:,} tokens): it does not keep to max_tokens; nothing was "
+            "applied and the stream was closed — check the backend's settings or try another model"
+        ) from None
     except (
         openai.APIConnectionError,
         openai.APIError,

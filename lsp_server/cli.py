@@ -13,8 +13,18 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .config import WORKSPACE_FILE, Config, ConfigError, LoadedConfig, editor_layer, load_config, user_layer
+from .config import (
+    WORKSPACE_FILE,
+    BackendConfig,
+    Config,
+    ConfigError,
+    LoadedConfig,
+    editor_layer,
+    load_config,
+    user_layer,
+)
 from .safe_write import WriteRefused, writable_target, write_file
+from .text import count_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -40,10 +50,22 @@ def load_cli_config(config_file: str | None, near: Path | None, settings: str | 
             editor.append(editor_layer(json.loads(settings)))
         except json.JSONDecodeError as exc:
             raise ConfigError("--settings", "refactorLsp", f"is not valid JSON ({exc.msg})") from None
-    loaded = load_config(user, editor, find_workspace(near) if near else None)
+    # Absolute: the folder is compared with trusted_workspaces, and the message says what to add there.
+    loaded = load_config(user, editor, find_workspace(near.absolute()) if near else None)
     for problem in loaded.problems:
         _error(problem)
     return loaded
+
+
+def _keep_refused_answer(answer: str) -> Path | None:
+    """Keep the answer a refusal held back where the editor's message points too, so it can be judged."""
+    from .history import REFUSED_ANSWER, write_state_file
+
+    try:
+        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", "replace"))
+    except OSError as exc:
+        _error(f"cannot keep the refused answer: {exc}")
+        return None
 
 
 def _parse_lines(spec: str, text: str) -> tuple[int, int]:
@@ -55,21 +77,30 @@ def _parse_lines(spec: str, text: str) -> tuple[int, int]:
     except ValueError:
         raise ValueError(f"--lines must be START:END (1-based, inclusive), not {spec!r}") from None
     count = len(split_lines(text))  # as LSP counts: a form feed or U+2028 inside a line does not end it
-    if not 1 <= start <= end or end > max(count, 1):
-        raise ValueError(f"--lines {spec} is outside the file's {count} lines")
+    if start > end:
+        raise ValueError(f"--lines {spec} is reversed: give the first line, then the last ({end}:{start})")
+    if not start >= 1 or end > max(count, 1):
+        raise ValueError(f"--lines {spec} is outside the file's {count_of(count, 'line')}")
     return line_span(text, start - 1, end - 1)
 
 
-def _read_source(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+def _read_source(path: Path, max_chars: int) -> str:
+    """The file to refactor: a regular UTF-8 file of at most `max_chars` characters (refactor.max_file_chars)."""
+    from .safe_read import read_regular_file
+
+    # UTF-8 takes at most 4 bytes a character: past that, the file is too large whatever it holds.
+    data = read_regular_file(path, 4 * max_chars, limit_name=f"4 × refactor.max_file_chars = {max_chars:,} characters")
     try:
         # newline="" semantics: keep \r\n as it is, so edits preserve every byte.
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
+    if len(text) > max_chars:
+        raise ValueError(
+            f"{path} has {len(text):,} characters, more than refactor.max_file_chars ({max_chars:,}); "
+            "nothing was sent — raise refactor.max_file_chars in your config to refactor it"
+        )
+    return text
 
 
 async def _refactor(args: argparse.Namespace) -> int:
@@ -79,15 +110,15 @@ async def _refactor(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     try:
-        text = _read_source(path)
         loaded = load_cli_config(args.config, path)
+        text = _read_source(path, loaded.config.refactor.max_file_chars)
         if args.lines:
             start, end = _parse_lines(args.lines, text)
             scope = "selection"
         elif args.at is not None:
             count = len(split_lines(text))
             if not 1 <= args.at <= max(count, 1):
-                raise ValueError(f"--at {args.at} is outside the file's {count} lines")
+                raise ValueError(f"--at {args.at} is outside the file's {count_of(count, 'line')}")
             start, _ = line_span(text, args.at - 1, args.at - 1)
             end, scope = start, "auto"
         else:
@@ -120,7 +151,8 @@ async def _refactor(args: argparse.Namespace) -> int:
     try:
         result = await engine.refactor(request, config)
     except RefactorError as exc:
-        _error(str(exc))
+        kept = _keep_refused_answer(exc.output) if exc.output is not None else None
+        _error(str(exc) + (f" (the model's answer: {kept})" if kept else ""))
         if exc.stats is not None:
             print(exc.stats.summary(), file=sys.stderr)
         if args.json:
@@ -128,6 +160,7 @@ async def _refactor(args: argparse.Namespace) -> int:
                 "outcome": "refused" if exc.output is not None else "error",  # refused: an answer came, unusable
                 "reason": str(exc),
                 "answer": exc.output,
+                "answer_file": str(kept) if kept else None,
                 "stats": exc.stats.to_dict() if exc.stats is not None else None,
             }
             print(json.dumps(outcome, ensure_ascii=False))
@@ -137,13 +170,14 @@ async def _refactor(args: argparse.Namespace) -> int:
     new_text = result.new_text
     if args.write and result.edits:
         try:
-            if _read_source(path) != text:
+            if _read_source(path, config.refactor.max_file_chars) != text:
                 _error(f"{path} changed while the refactor ran; nothing was written — run it again")
                 return EXIT_FAILED
             write_file(path, new_text.encode("utf-8"))
         except (ValueError, WriteRefused) as exc:
             _error(str(exc))
             return EXIT_FAILED
+        print(f"wrote {path}", file=sys.stderr)
     result.stats.applied = bool(result.edits) and args.write
     if args.json:
         outcome = ("applied" if args.write else "edit") if result.edits else "unchanged"
@@ -175,7 +209,12 @@ async def _check(args: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_USAGE
     config: Config = loaded.config
-    print(f"config: {'ok' if not loaded.problems else 'loaded, with the problems above'}")
+    failures = loaded.failures
+    if failures:
+        count = "1 setting" if len(failures) == 1 else f"{len(failures)} settings"
+        print(f"config: FAIL, {count} not applied as written (above); fix them, then run check again")
+    else:
+        print("config: ok" + (", with the advice above" if loaded.problems else ""))
     print(f"backend: {backend.name} ({backend.type}) at {backend.base_url}, model {backend.model}")
     engine = Engine()
     mode = engine.prediction_mode(backend)
@@ -197,7 +236,7 @@ async def _check(args: argparse.Namespace) -> int:
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
         print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
-        return EXIT_OK
+        return EXIT_USAGE if failures else EXIT_OK
     except BackendError as exc:
         print(f"FAIL: {exc}")
         return EXIT_FAILED
@@ -206,10 +245,33 @@ async def _check(args: argparse.Namespace) -> int:
     if mode == "field":
         print("prediction: accepted (the `prediction` field is sent)")
     elif mode == "prompt":
-        print("prediction: in the prompt; the server's speculative decoding (n-gram lookup) drafts from it")
+        print(f"prediction: in the prompt; {await _speculation(backend)}")
     else:
         print("prediction: off")
-    return EXIT_OK
+    return EXIT_USAGE if failures else EXIT_OK  # a config with problems is a failed check
+
+
+async def _speculation(backend: BackendConfig) -> str:
+    """Whether a local server drafts from the prompt, as far as it tells (vLLM's /metrics); never assumed."""
+    if backend.type != "vllm":
+        return (
+            "whether this server drafts from it (llama.cpp: a draft model or prompt lookup) is not reported "
+            "before a request; each refactor's stats say what it drafted"
+        )
+    from .bench.probes import describe_server
+
+    info = await describe_server(backend)
+    if info.speculative_decoding is None:
+        return (
+            f"whether the server speculates is not known ({info.metrics_url or 'no /metrics URL'} did not answer); "
+            "each refactor's stats say what it drafted"
+        )
+    if info.speculative_decoding.startswith("on"):
+        return f"the server drafts from it by speculative decoding {info.speculative_decoding.removeprefix('on ')}"
+    return (
+        "but this server does not speculate (no speculative-decoding counters on its /metrics): refactors run at "
+        "its plain speed; start vLLM with --speculative-config (e.g. n-gram prompt lookup) for the speed-up"
+    )
 
 
 def _bench_command(args: argparse.Namespace) -> str:
@@ -350,19 +412,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     refactor.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
-    refactor.add_argument("--json", action="store_true", help='print {"new_text": ..., "stats": {...}}')
+    refactor.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
+        'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
+        '"answer_file" (where it was kept), "stats"}',
+    )
 
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
-    check.add_argument("--backend")
-    check.add_argument("--config")
+    check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")
+    check.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     check.add_argument("--settings", help="editor settings as JSON (the refactorLsp section), over the config files")
 
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
-    bench.add_argument("--backend")
+    bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
     bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
     bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
-    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument(
+        "--repeat", type=int, default=3, help="runs of each task in each mode, alternating (default 3); medians shown"
+    )
     bench.add_argument("--markdown", help="write the report as Markdown to this file")
     bench.add_argument("--json", help="write the full results as JSON to this file")
     bench.add_argument("--max-tokens", type=int, default=0, help="cap each answer (0: from the region size)")
@@ -383,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
         "prediction only)",
     )
     bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
-    bench.add_argument("--config")
+    bench.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     return parser
 
 

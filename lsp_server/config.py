@@ -3,7 +3,8 @@
 Layers, lowest to highest: built-in defaults, the user file, the editor's settings
 (``initializationOptions`` then ``workspace/configuration``), and the workspace's own
 ``.refactor-lsp.toml``. The workspace file arrives with a cloned repository, so it is
-untrusted: unless the user trusted the folder, it may not decide where code and keys go.
+untrusted: unless the user trusted the folder, it may not decide where code and keys go, pick a
+backend the user never named, or raise what a refactor can cost.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import ipaddress
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,11 @@ from urllib.parse import urlparse
 from .config_schema import (
     BUILTIN_ACTIONS,
     BUILTIN_BACKENDS,
+    COST_CEILINGS,
+    COST_KEYS,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
+    MIN_AUTO_MAX_TOKENS,
     PRICE_KEYS,
     ROUTING_KEYS,
     WORKSPACE_FILE,
@@ -43,9 +47,12 @@ from .config_schema import (
 __all__ = [
     "BUILTIN_ACTIONS",
     "BUILTIN_BACKENDS",
+    "COST_CEILINGS",
+    "COST_KEYS",
     "EDITOR_SOURCE",
     "FIX_DIAGNOSTICS_ID",
     "INSTRUCTION_COMMENT_ID",
+    "MIN_AUTO_MAX_TOKENS",
     "PRICE_KEYS",
     "ROUTING_KEYS",
     "TRUST_KEYS",
@@ -112,10 +119,17 @@ class Layer:
     trusted: bool = True
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few KB; a repository's may be anything
+
+
 def read_toml(path: Path, *, trusted: bool = True) -> Layer:
+    from .safe_read import ReadRefused, read_regular_file
+
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
         return Layer(str(path), tomllib.loads(text), trusted)
+    except ReadRefused as exc:
+        raise ConfigError(str(path), "(file)", f"cannot be read: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             str(path), "(file)", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8 (TOML files must be)"
@@ -184,35 +198,96 @@ TRUST_KEYS = ("trusted_workspaces", "workspace_trusted")
 _USER_ONLY = ROUTING_KEYS | PRICE_KEYS  # of a backend's keys
 
 
-def restrict_untrusted(layer: Layer, known_backends: Mapping[str, BackendConfig]) -> tuple[Layer, WorkspaceFilter]:
-    """Drop what an untrusted source may not decide: where code and keys are sent, the user's prices,
-    and who is trusted.
+def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tuple[Layer, WorkspaceFilter]:
+    """Drop what an untrusted source may not decide: where code and keys are sent, which backend serves
+    them, what a refactor can cost, the user's prices, and who is trusted.
 
-    It may pick among the user's backends and change their model and prediction mode, and set
-    refactor settings and presets; it may not add backends or change their routing keys or prices. A
-    value equal to the one the user's own channels already give changes nothing and is kept quietly.
+    It may pick among `named` (the backends the user's own channels name), lower the COST_CEILINGS
+    below `own` (what those channels give), set `prediction = "never"`, other refactor settings and
+    presets. A value equal to the user's own changes nothing and is kept quietly.
     """
     data = dict(layer.data)
     ignored: list[str] = []
+
+    def unnamed(key: str, choice: Any) -> bool:
+        if not isinstance(choice, str) or choice in named:
+            return False
+        ignored.append(f"{key} ({choice!r}: a backend you never configured)")
+        return True
+
+    if unnamed("default_backend", data.get("default_backend")):
+        del data["default_backend"]
     backends = data.get("backends")
     if isinstance(backends, Mapping):
         kept: dict[str, Any] = {}
         for name, table in backends.items():
-            known = known_backends.get(name)
+            known = own.backends.get(name)
             if known is None or not isinstance(table, Mapping):
                 ignored.append(f"backends.{name}")
                 continue
-            changes = [k for k, v in table.items() if k in _USER_ONLY and getattr(known, k, None) != v]
-            ignored.extend(f"backends.{name}.{k}" for k in changes)
-            allowed = {k: v for k, v in table.items() if k not in _USER_ONLY}
+            allowed = {k: v for k, v in table.items() if _may_set(known, k, v)}
+            refused = [k for k in table if k not in allowed]
+            ignored.extend(_label(f"backends.{name}.{k}", table[k], getattr(known, k)) for k in refused)
             if allowed:
                 kept[name] = allowed
         data["backends"] = kept
+    refactor = data.get("refactor")
+    if isinstance(refactor, Mapping):
+        data["refactor"] = dict(refactor)
+        for key in sorted(COST_CEILINGS & refactor.keys()):
+            value, mine = refactor[key], getattr(own.refactor, key)
+            if _raises(key, value, mine):
+                ignored.append(_label(f"refactor.{key}", value, mine))
+                del data["refactor"][key]
+    actions = data.get("actions")
+    if isinstance(actions, list):  # a preset that names its backend is held to default_backend's rule
+        data["actions"] = [
+            {k: v for k, v in preset.items() if k != "backend"}
+            if isinstance(preset, Mapping) and unnamed(f"actions[{i}].backend", preset.get("backend"))
+            else preset
+            for i, preset in enumerate(actions)
+        ]
     for key in TRUST_KEYS:
         if key in data:
             ignored.append(key)
             del data[key]
     return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
+
+
+def _may_set(known: BackendConfig, key: str, value: Any) -> bool:
+    """May an untrusted layer set this key of one of the user's backends to `value`?"""
+    own = key not in _USER_ONLY | COST_KEYS or value == getattr(known, key)
+    return own or (key == "prediction" and value == "never")
+
+
+def _raises(key: str, value: Any, mine: float) -> bool:
+    """Would `value` raise the user's ceiling `mine`? A value of the wrong type is left to the converter."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if key == "max_tokens" and mine == 0:  # automatic: a fixed cap is lower only up to its minimum
+        return value > MIN_AUTO_MAX_TOKENS
+    if key == "max_tokens" and value == 0:  # automatic: twice a large region can pass the user's cap
+        return True
+    return value > mine
+
+
+def _label(key: str, value: Any, mine: Any) -> str:
+    """The ignored key and, for a cost, what it asked against what the user has."""
+    if key.endswith(".max_tokens") and mine == 0:
+        return f"{key} ({value!r} over {MIN_AUTO_MAX_TOKENS}: yours is automatic, from the region's size)"
+    if key.endswith(".max_tokens") and value == 0:
+        return f"{key} (0, automatic, over your {mine!r})"
+    if key.startswith("refactor.") or key.endswith((".model", ".prediction")):
+        return f"{key} ({value!r}, yours is {mine!r})"
+    return key
+
+
+def _named_backends(layer: Layer, config: Config) -> set[str]:
+    """The backends a trusted layer names: those it defines, and the default and fallbacks it leaves."""
+    backends = layer.data.get("backends")
+    defined = set(backends) if isinstance(backends, Mapping) else set()
+    fallbacks = {name for backend in config.backends.values() for name in backend.fallback}
+    return (defined | fallbacks | {config.default_backend}) & config.backends.keys()
 
 
 @dataclass(frozen=True)
@@ -265,7 +340,13 @@ class LoadedConfig:
     """A built config plus what the user should hear about how it was built."""
 
     config: Config
-    problems: list[str]
+    problems: list[str]  # everything to tell, advice included
+    advice: tuple[str, ...] = ()  # those of the problems that are advice, not a setting that failed
+
+    @property
+    def failures(self) -> list[str]:
+        """The problems that mean a setting was not applied as written (what fails `check`)."""
+        return [p for p in self.problems if p not in self.advice]
 
 
 def load_config(
@@ -279,7 +360,7 @@ def load_config(
     The one place the layers are stacked, for the server, the CLI and (strictly, via `build_config`)
     configs made in memory. Only the user's own file can trust a folder: `trusted_workspaces`
     anywhere else is ignored. Untrusted layers (editor settings a repository can fill, the workspace
-    file) lose their routing keys unless the folder is trusted.
+    file) are held to `restrict_untrusted` unless the folder is trusted.
     """
     problems: list[str] = []
 
@@ -289,6 +370,9 @@ def load_config(
         return stack
 
     stack = admit(None, user)
+    # What the user's own channels give: an untrusted layer is measured against it, not against the
+    # untrusted layers below it. The built-in default counts as named: it is the user's effective choice.
+    own, named = stack.config, _named_backends(user, stack.config)
     folder_trusted = workspace_folder is not None and (
         workspace_trusted_by_editor or is_trusted(workspace_folder, stack.config.trusted_workspaces)
     )
@@ -297,21 +381,26 @@ def load_config(
         if workspace_folder is not None
         else f"Set them in {user.source} instead"
     )
+    may_not = (
+        "may not decide where code and keys are sent, choose a backend you did not configure, raise what a "
+        "refactor can cost (model, prediction, token and size limits, retries), or set your prices."
+    )
     for layer in editor:
         if "trusted_workspaces" in layer.data and (layer.trusted or folder_trusted):
             problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
             data = {k: v for k, v in layer.data.items() if k != "trusted_workspaces"}
             layer = Layer(layer.source, data, layer.trusted)
         if not layer.trusted and not folder_trusted:
-            layer, dropped = restrict_untrusted(layer, stack.config.backends)
+            layer, dropped = restrict_untrusted(layer, own, named)
             if dropped.ignored_keys:
                 problems.append(
                     f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
-                    "can fill (.dir-locals.el, .neoconf.json, project settings) may not decide where code and keys "
-                    f"are sent, or your prices. Set them in {user.source} or your editor's "
-                    f"initializationOptions. {how_to_trust}"
+                    f"can fill (.dir-locals.el, .neoconf.json, project settings) {may_not} Set them in "
+                    f"{user.source} or your editor's initializationOptions. {how_to_trust}"
                 )
         stack = admit(stack, layer)
+        if layer.trusted:
+            own, named = stack.config, named | _named_backends(layer, stack.config)
     if workspace_folder is not None:
         path = workspace_folder / WORKSPACE_FILE
         if path.is_file():
@@ -321,21 +410,21 @@ def load_config(
                 problems.append(str(exc))
             else:
                 if not folder_trusted:
-                    layer, dropped = restrict_untrusted(layer, stack.config.backends)
+                    layer, dropped = restrict_untrusted(layer, own, named)
                     if dropped.ignored_keys:
                         problems.append(
-                            f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file may not decide "
-                            f"where code and keys are sent, or your prices. {how_to_trust}"
+                            f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file {may_not} "
+                            f"{how_to_trust}"
                         )
                 stack = admit(stack, layer)
     config = stack.config
-    for backend in config.backends.values():
-        if backend.base_url.startswith("http://") and not is_loopback_url(backend.base_url):
-            problems.append(
-                f"backends.{backend.name}.base_url sends your code unencrypted over plain http to "
-                f"{urlparse(backend.base_url).hostname}; use https:// unless that network is yours"
-            )
-    return LoadedConfig(config, problems)
+    advice = tuple(
+        f"backends.{backend.name}.base_url sends your code unencrypted over plain http to "
+        f"{urlparse(backend.base_url).hostname}; use https:// unless that network is yours"
+        for backend in config.backends.values()
+        if backend.base_url.startswith("http://") and not is_loopback_url(backend.base_url)
+    )
+    return LoadedConfig(config, problems + list(advice), advice)
 
 
 def is_loopback_url(url: str) -> bool:

@@ -83,6 +83,9 @@ class ActionPreset:
     title: str
     instruction: str
     edit_format: EditFormat | None = None  # None: refactor.edit_format
+    # The action's purpose is to delete code: its answers may empty the region or delete most of it,
+    # which is refused otherwise (hygiene.refuse_mass_deletion).
+    removes_code: bool = False
 
 
 BUILTIN_ACTIONS: tuple[ActionPreset, ...] = (
@@ -170,6 +173,17 @@ BUILTIN_BACKENDS: dict[str, dict[str, Any]] = {
 ROUTING_KEYS = frozenset({"base_url", "api_key_env", "headers", "type", "verify_tls", "metrics_url", "fallback"})
 # The user's prices: a repository's file setting them would make every cost figure say what it likes.
 PRICE_KEYS = frozenset({"price_input_per_mtok", "price_output_per_mtok"})
+# A backend's keys that decide what a refactor costs: another model is another price, and a prediction
+# costs tokens (OpenAI bills the rejected ones as output, a local server reads it as prompt). An
+# untrusted layer may set only the user's own value, or `prediction = "never"`, which costs nothing.
+COST_KEYS = frozenset({"model", "prediction"})
+# `refactor`'s ceilings on what one refactor sends and may be billed for: tokens out, characters in,
+# attempts. An untrusted layer may only lower them. The timeouts are not among them: a longer wait sends
+# nothing more, and what a slow answer is billed for is still capped by these.
+COST_CEILINGS = frozenset({"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries"})
+# `refactor.max_tokens = 0` lets the region's size decide the limit, never below this (refactor.py,
+# `default_max_tokens`): a fixed limit up to it never allows more than the automatic one would.
+MIN_AUTO_MAX_TOKENS = 256
 
 
 # -- the converter ------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from .config import EditFormat
 from .stats import RefactorStats
+from .text import count_of
 
 FORMATS = ("region", "hunks")
 # Region sizes (lines) whose refactors are compared with each other: up to 50, 200, 800, more.
@@ -156,10 +157,10 @@ def choose_format(
             return FormatChoice(
                 other,
                 f"auto, trying {other} ({turn} of {MIN_SAMPLES}) against {usual}, the size rule's choice "
-                f"({region_lines} lines {'≥' if usual == 'hunks' else '<'} {named}), to choose by {backend}'s "
-                f"history for {size_bucket(region_lines)}",
+                f"({count_of(region_lines, 'line')} {'≥' if usual == 'hunks' else '<'} {named}), "
+                f"to choose by {backend}'s history for {size_bucket(region_lines)}",
                 retry_in_region=other == "hunks",
             )
     if usual == "hunks":
-        return FormatChoice("hunks", f"auto, {region_lines} lines ≥ {named}", retry_in_region=True)
-    return FormatChoice("region", f"auto, {region_lines} lines < {named}")
+        return FormatChoice("hunks", f"auto, {count_of(region_lines, 'line')} ≥ {named}", retry_in_region=True)
+    return FormatChoice("region", f"auto, {count_of(region_lines, 'line')} < {named}")

@@ -7,6 +7,7 @@ probes learned. A refactor goes plan → backend stream (progress) → output hy
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -21,9 +22,10 @@ from .backends import (
 )
 from .config import BackendConfig, Config, RefactorSettings
 from .edit_format import FormatHistory
-from .edits import region_replacements
+from .edits import Replacement, region_replacements
+from .history import read_history
 from .hunks import HunksError
-from .hygiene import UnusableOutput, clean_hunks_output, clean_output
+from .hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
 from .refactor import (
     Plan,
     Progress,
@@ -32,9 +34,10 @@ from .refactor import (
     RefactorRequest,
     RefactorResult,
     Route,
+    cut_off_message,
     plan_refactor,
 )
-from .stats import RefactorStats, read_history
+from .stats import RefactorStats
 
 log = logging.getLogger(__name__)
 
@@ -127,26 +130,13 @@ class Engine:
         useful = stats.useful_tokens()
         if useful and stats.output_chars:
             self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful
-        text = plan.request.text
+        if completion.finish_reason == "length":
+            log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
+            raise RefactorError(cut_off_message(plan, completion.completion_tokens), stats, completion.text)
         try:
-            if plan.edit_format.format == "hunks":
-                applied = clean_hunks_output(
-                    completion.text,
-                    plan.original,
-                    completion.finish_reason,
-                    drop_instruction_comments=plan.comment is not None,
-                )
-                new_region = applied.text
-                stats.notes.extend(applied.notes)
-            else:
-                new_region = clean_output(
-                    completion.text,
-                    plan.original,
-                    completion.finish_reason,
-                    before=text[: plan.region.start],
-                    after=text[plan.region.end :],
-                    drop_instruction_comments=plan.comment is not None,
-                )
+            # Seconds of CPU on a big region or a pathological answer: in a thread, so the server
+            # goes on answering the editor meanwhile.
+            new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
         except HunksError as exc:
             stats.edit_format_failed = True
             self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
@@ -163,8 +153,8 @@ class Engine:
             # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
             log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
             raise RefactorError(str(exc), stats, completion.text) from None
+        stats.notes.extend(applied_notes)
         self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
-        edits = region_replacements(text, plan.region.start, plan.region.end, new_region)
         return RefactorResult(plan, new_region, edits, stats)
 
     # -- talking to backends -----------------------------------------------------------------------
@@ -197,6 +187,7 @@ class Engine:
                 temperature=plan.settings.temperature,
                 live_usage=backend.type == "vllm",
                 cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
+                max_answer_chars=backends.answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
             )
             tracker = self._tracker(plan, backend, on_progress)
             probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
@@ -255,6 +246,36 @@ class Engine:
         if note:
             completion.notes.append(note)
         return completion
+
+
+def _new_region(plan: Plan, completion: Completion) -> tuple[str, list[Replacement], list[str]]:
+    """The region's new text from the answer, the edits that make it, and the notes on how (a hunks
+    answer's). Raises HunksError (blocks that do not apply) or UnusableOutput (an answer to refuse).
+
+    Both formats end in the same deletion guard: an emptied region is one answer, however written.
+    """
+    text = plan.request.text
+    notes: list[str] = []
+    if plan.edit_format.format == "hunks":
+        applied = clean_hunks_output(
+            completion.text,
+            plan.original,
+            completion.finish_reason,
+            drop_instruction_comments=plan.comment is not None,
+        )
+        new_region = applied.text
+        notes = applied.notes
+    else:
+        new_region = clean_output(
+            completion.text,
+            plan.original,
+            completion.finish_reason,
+            before=text[: plan.region.start],
+            after=text[plan.region.end :],
+            drop_instruction_comments=plan.comment is not None,
+        )
+    refuse_mass_deletion(plan.original, new_region, removal_asked=plan.removes_code)
+    return new_region, region_replacements(text, plan.region.start, plan.region.end, new_region), notes
 
 
 class _ProgressTracker:

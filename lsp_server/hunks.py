@@ -25,7 +25,8 @@ Decisions, and why:
   constant amount more or less than the code (whitespace at line ends and on blank lines ignored
   too) matches, and its REPLACE is shifted by the same amount, with a note. Differences that are
   not one constant shift are refused: nothing says how to indent the REPLACE then. A block whose
-  SEARCH equals its REPLACE changes nothing and is skipped, with a note.
+  SEARCH equals its REPLACE changes nothing and is skipped, with a note. Locating stays near-linear
+  in the region's size and its work is capped (`hunks_match`): an answer past the cap is refused.
 - Markers stand alone on their lines, from the first column, trailing whitespace allowed.
   `<<<<<<< SEARCH` and `>>>>>>> REPLACE` may have 5 to 9 marker characters (models miscount; the
   keyword keeps them apart from code), the divider must be exactly `=======`: with no keyword, its
@@ -44,12 +45,12 @@ Decisions, and why:
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from itertools import pairwise
 
+from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
 from .text import split_lines
 
 SEARCH_MARKER = "<<<<<<< SEARCH"
@@ -88,6 +89,8 @@ _FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
 _FILE_NAME = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
 _NO_BLOCKS_NOTE = "the model answered with no SEARCH/REPLACE blocks: it made no change"
 _SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
+# A SEARCH matching twice is refused; its places are counted up to this, for the message only.
+_COUNTED = 100
 
 
 class HunksError(ValueError):
@@ -96,9 +99,6 @@ class HunksError(ValueError):
     def __init__(self, message: str, block: int | None = None) -> None:
         super().__init__(message)
         self.block = block
-
-
-Lines = tuple[str, ...]  # line contents, without their line breaks
 
 
 @dataclass(frozen=True)
@@ -175,11 +175,11 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
             raise _fail(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
         end += 1
     if end == len(lines):
-        # A truncated answer: what came of the block may be half a change.
+        # The stream said "stop" (an answer cut at the token cap is refused before parsing), so the
+        # model itself ended mid-block: what came of the block may be half a change.
         raise HunksError(
-            f"the model's answer ends inside edit block {number} (no {REPLACE_MARKER} line), so it was "
-            "probably cut off; nothing was applied — run it again, select a smaller region or raise "
-            "refactor.max_tokens",
+            f"the model's answer ends inside edit block {number} (no {REPLACE_MARKER} line): the model "
+            "stopped before finishing it; nothing was applied — run it again",
             number,
         )
     body = lines[head + 1 : end]
@@ -216,9 +216,6 @@ class _Text:
         return max(counts, key=counts.__getitem__) if counts else None
 
 
-Shift = tuple[str, str]  # ("+", "    "): the code is indented that much more than the SEARCH; ("-", ...): less
-
-
 @dataclass(frozen=True)
 class _Match:
     start: int  # region lines [start, end) are replaced
@@ -227,82 +224,13 @@ class _Match:
     number: int
 
 
-class _Finder:
-    """Where a SEARCH occurs in the region: exactly, else with a constant indentation shift."""
-
-    def __init__(self, text: _Text) -> None:
-        self.lines = text.lines
-        self.exact: defaultdict[str, list[int]] = defaultdict(list)
-        self.stripped: defaultdict[str, list[int]] = defaultdict(list)
-        for i, line in enumerate(text.lines):
-            self.exact[line].append(i)
-            self.stripped[line.strip()].append(i)
-
-    def exact_hits(self, search: Lines) -> list[int]:
-        k = len(search)
-        return [i for i in self.exact.get(search[0], ()) if tuple(self.lines[i : i + k]) == search]
-
-    def shifted_hits(self, search: Lines) -> list[tuple[int, Shift]]:
-        k, n = len(search), len(self.lines)
-        first = next((f for f, line in enumerate(search) if line.strip()), None)
-        starts: Iterable[int]
-        if first is None:
-            starts = range(n - k + 1)
-        else:
-            starts = [p - first for p in self.stripped.get(search[first].strip(), ()) if 0 <= p - first <= n - k]
-        hits: list[tuple[int, Shift]] = []
-        for i in starts:
-            shift = _shift_between(search, self.lines[i : i + k])
-            if shift is not None:
-                hits.append((i, shift))
-        return hits
-
-
-def _shift_between(search: Lines, code: list[str]) -> Shift | None:
-    """The one indentation shift that turns every SEARCH line into its code line, if there is one."""
-    if len(code) != len(search):
-        return None
-    shift: Shift | None = None
-    for s, c in zip(search, code, strict=True):
-        s, c = s.rstrip(), c.rstrip()
-        if not s or not c:
-            if s or c:
-                return None
-            continue
-        if c.endswith(s) and not c[: len(c) - len(s)].strip():
-            this = ("+", c[: len(c) - len(s)])
-        elif s.endswith(c) and not s[: len(s) - len(c)].strip():
-            this = ("-", s[: len(s) - len(c)])
-        else:
-            return None
-        if shift is None:
-            shift = this
-        elif shift != this:
-            return None
-    return shift or ("+", "")
-
-
-def _reindent(line: str, shift: Shift) -> str:
-    sign, indent = shift
-    if not indent or not line.strip():
-        return line
-    if sign == "+":
-        return indent + line
-    return line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
-
-
-def _describe(indent: str) -> str:
-    counts = ((indent.count("\t"), "tab"), (indent.count(" "), "space"))
-    return " and ".join(f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in counts if n)
-
-
 def _which(search: Lines) -> str:
     """How a message points at a block: its SEARCH's first line that shows something."""
     first = next((line for line in search if line.strip()), None)
     return f"SEARCH starts with `{_shown(first)}`" if first is not None else "its SEARCH is blank"
 
 
-def _locate(hunk: Hunk, number: int, finder: _Finder, notes: list[str]) -> tuple[int, Lines, Lines, Shift]:
+def _locate(hunk: Hunk, number: int, finder: Finder, notes: list[str]) -> tuple[int, Lines, Lines, Shift]:
     """Where the block's SEARCH is in the region (start line), the reading used, and the shift."""
     readings = [(hunk.search, hunk.replace), *hunk.other_readings]
     which = _which(hunk.search)
@@ -313,7 +241,10 @@ def _locate(hunk: Hunk, number: int, finder: _Finder, notes: list[str]) -> tuple
         for search, replace in readings:
             if not search:
                 continue
-            hits = [(i, ("+", "")) for i in finder.exact_hits(search)] if exact else finder.shifted_hits(search)
+            if exact:
+                hits = [(i, ("+", "")) for i in finder.exact_hits(search, _COUNTED)]
+            else:
+                hits = finder.shifted_hits(search, _COUNTED)
             if len(hits) == 1:
                 unique.append((hits[0][0], search, replace, hits[0][1]))
             elif len(hits) > 1:
@@ -327,8 +258,9 @@ def _locate(hunk: Hunk, number: int, finder: _Finder, notes: list[str]) -> tuple
                 notes.append(_shift_note(number, found[3]))
             return found
         if repeated:
+            places = f"{repeated} places" if repeated < _COUNTED else f"{_COUNTED} places or more"
             raise _fail(
-                f"the model's edit block {number} matches the code in {repeated} places ({which}), so it is "
+                f"the model's edit block {number} matches the code in {places} ({which}), so it is "
                 "unclear which to change",
                 number,
             )
@@ -341,7 +273,7 @@ def _shift_note(number: int, shift: Shift) -> str:
         return f"block {number} matched only once whitespace at line ends and on blank lines was ignored"
     more = "more" if sign == "+" else "less"
     return (
-        f"block {number} matched only with different indentation: the code is indented {_describe(indent)} {more} "
+        f"block {number} matched only with different indentation: the code is indented {describe(indent)} {more} "
         "than its SEARCH, so its REPLACE was shifted the same way"
     )
 
@@ -363,7 +295,7 @@ def _replacement(text: _Text, start: int, search: Lines, replace: Lines, shift: 
             at = start + len(search) - (len(replace) - x)
         else:
             at = None
-        out.append((text.lines[at], text.ends[at]) if at is not None else (_reindent(line, shift), None))
+        out.append((text.lines[at], text.ends[at]) if at is not None else (reindent(line, shift), None))
     return out
 
 
@@ -376,7 +308,7 @@ def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -
     if not hunks:
         return HunksResult(region, [_NO_BLOCKS_NOTE], changed=False, blocks=0)
     notes: list[str] = []
-    finder = _Finder(text)
+    finder = Finder(text.lines)
     matches: list[_Match] = []
     for place, hunk in enumerate(hunks, start=1):
         number = hunk.number or place
@@ -396,7 +328,14 @@ def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -
             raise _fail(
                 f"the model's edit block {number} has an empty SEARCH, which only an empty region allows", number
             )
-        start, search, replace, shift = _locate(hunk, number, finder, notes)
+        try:
+            start, search, replace, shift = _locate(hunk, number, finder, notes)
+        except MatchBudgetExceeded:
+            raise _fail(
+                f"the model's edit blocks repeat lines that occur so often in the code that locating them was "
+                f"stopped at block {number} (over {MATCH_BUDGET:,} line comparisons)",
+                number,
+            ) from None
         if search == replace:
             notes.append(f"block {number} changes nothing (its SEARCH and REPLACE are the same)")
             continue
@@ -450,7 +389,7 @@ def format_hunks(blocks: list[tuple[Lines, Lines]]) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def _count(a: list[str], s: int, e: int, finder: _Finder) -> int:
+def _count(a: list[str], s: int, e: int, finder: Finder) -> int:
     return len(finder.exact_hits(tuple(a[s:e])))
 
 
@@ -467,7 +406,7 @@ def hunks_for(old: str, new: str, context: int = 1) -> str:
         return ""
     if not a:
         return format_hunks([((), tuple(b))])
-    finder = _Finder(_Text.of(old))
+    finder = Finder(a, budget=None)
     changes = [op[1:] for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     # Each group: old lines [s, e) and the changes inside them.
     groups: list[tuple[int, int, list[tuple[int, int, int, int]]]] = []

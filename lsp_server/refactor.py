@@ -23,6 +23,7 @@ from .config import (
 )
 from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
+from .hygiene import asks_for_removal
 from .prompt import Prompt, build_prompt, language_of
 from .scope import InstructionComment, Region, choose_region, find_instruction_comment
 from .stats import RefactorStats
@@ -59,6 +60,8 @@ class RefactorRequest:
     # vLLM's `cache_salt` (llama.cpp: no prompt cache at all): requests with different salts share no
     # cached prompt. The bench gives each run its own, so no run reads a prompt another run left.
     cache_salt: str | None = None
+    # What the user changes to raise the answer's token cap, for messages (the bench: --max-tokens).
+    max_tokens_setting: str = "refactor.max_tokens"
 
 
 PredictionPolicy = Callable[[BackendConfig, "bool | None"], str]  # (backend, override) → "field"|"prompt"|"off"
@@ -89,6 +92,9 @@ class Plan:
     settings: RefactorSettings
     edit_format: FormatChoice
     region_prompt: Prompt | None = None  # `auto` chose hunks: the prompt of a retry in the region format
+    # The instruction asks for code to be removed (its preset says so, or the user's words do): the
+    # deletion guard lets an answer that removes most of the region through.
+    removes_code: bool = False
 
     @property
     def requested(self) -> BackendConfig:
@@ -157,6 +163,32 @@ def default_max_tokens(predicted_chars: int, settings: RefactorSettings, edit_fo
     if settings.max_tokens:
         return settings.max_tokens
     return max(256, math.ceil(predicted_chars / 3.0 * (3 if edit_format == "hunks" else 2)) + 128)
+
+
+def cut_off_message(plan: Plan, completion_tokens: int | None = None) -> str:
+    """Why an answer was cut off (finish_reason "length"), with the advice that fits: a server that
+    stopped well before our cap has a limit of its own (its context window); a cap that already gave
+    the region room to double was not too small (the model repeats itself, or writes past the
+    region); a tighter cap the user set is raised, or the region made smaller."""
+    cap, setting = plan.max_tokens, plan.request.max_tokens_setting
+    if completion_tokens is not None and completion_tokens < 0.9 * cap:
+        return (
+            f"the backend cut the answer off after {completion_tokens:,} tokens, before the {cap:,} this refactor "
+            "allows: a limit of the server's own (its context window, or its maximum answer length) is too small, "
+            "so nothing was applied — select a smaller region, or raise the server's limit"
+        )
+    region = f"{plan.region.lines:,}-line"
+    if cap >= default_max_tokens(len(plan.original), RefactorSettings(), "region"):  # the automatic cap: twice
+        return (
+            f"the model's answer was cut off at {cap:,} tokens, more than twice what the {region} region takes: "
+            "it was probably repeating itself or writing more than the region, so nothing was applied — run it "
+            f"again or try another model (if the change really adds that much, raise {setting})"
+        )
+    smaller = " or select a smaller region" if plan.region.lines > 1 else ""
+    return (
+        f"the model's answer was cut off at its token limit ({cap:,} tokens, {setting}) before the end of the "
+        f"{region} region, so nothing was applied — raise {setting}{smaller}"
+    )
 
 
 def action_title(action: str, instruction: str, config: Config) -> str:
@@ -238,6 +270,8 @@ def plan_refactor(
             f"refactor.max_region_chars ({settings.max_region_chars:,}); nothing was sent — select less"
         )
     instruction, action, comment = resolve_action(request, config, region)
+    preset = next((p for p in config.presets() if (p.id, p.instruction) == (action, instruction)), None)
+    removes_code = preset.removes_code if preset is not None else asks_for_removal(instruction)
     chain = [first, *(config.backends[name] for name in first.fallback)]
     modes = [policy(backend, request.prediction) for backend in chain]
     choice = _edit_format(request, config, action, region, first, modes[0], history)
@@ -277,6 +311,7 @@ def plan_refactor(
         settings=settings,
         edit_format=choice,
         region_prompt=prompt_in("region") if choice.retry_in_region else None,
+        removes_code=removes_code,
     )
 
 

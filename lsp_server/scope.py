@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .config import ScopeMode
 from .definition import Definition
 from .scope_python import find_python_definition
-from .text import line_index, split_lines
+from .text import count_of, line_index, split_lines
 
 INSTRUCTION_MARKER = "refactor-lsp:"
 # A comment opener followed by the marker: `# refactor-lsp: ...`, `// refactor-lsp: ...`, `-- ...`, `/* ... */`.
@@ -62,7 +62,7 @@ class Region:
 
     def describe(self) -> str:
         """What is rewritten, for people: "method `Foo.bar`, 27 lines", "the whole file, 420 lines"."""
-        count = f"{self.lines:,} line{'s' if self.lines != 1 else ''}"
+        count = count_of(self.lines, "line")
         if self.kind == "file":
             return f"the whole file, {count}"
         if self.kind == "block" and self.definition is not None:

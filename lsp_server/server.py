@@ -84,7 +84,9 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
     if not kind_requested(params.context.only):
         return None
     uri = params.text_document.uri
-    document = ls.workspace.get_text_document(uri)
+    document = ls.open_document(uri)
+    if document is None:  # only what the editor has open is refactored (a refactor would be refused)
+        return None
     config = ls.config_for(uri)
     mapper = PositionMapper(document.source, ls.encoding)
     start = mapper.offset(params.range.start.line, params.range.start.character)
@@ -146,7 +148,8 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.command(SHOW_STATS_COMMAND)
 def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from .stats import read_history, summarize_history
+    from .history import read_history
+    from .stats import summarize_history
 
     records = read_history()
     summaries = summarize_history(records)

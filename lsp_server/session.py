@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -30,6 +30,8 @@ from .settings import SECTION, SettingsStore
 from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, RefactorStatus, stats_payload
 
 if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
     from .apply import ApplyOutcome
     from .engine import Engine
     from .refactor import RefactorRequest, RefactorResult
@@ -69,6 +71,17 @@ class RefactorProtocol(LanguageServerProtocol):
             self._send_response(data["id"], None, error.to_response_error())
             return _Unreadable()
 
+    def handle_message(self, message: Any) -> None:
+        """pygls drops a request that comes after `shutdown` without a word, and the editor waits for
+        ever; the LSP specification says to answer it with InvalidRequest."""
+        method = getattr(message, "method", None)
+        request_id = getattr(message, "id", None)
+        if self._shutdown and method not in (None, types.EXIT) and request_id is not None:
+            error = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not served after `shutdown`")
+            self._send_response(request_id, None, error.to_response_error())
+            return
+        super().handle_message(message)
+
 
 def _converter() -> Any:
     from pygls.protocol import default_converter
@@ -99,9 +112,18 @@ class RefactorServer(LanguageServer):
             self._engine = Engine()
         return self._engine
 
+    # -- documents: only what the editor has open ----------------------------------------------
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The document as the editor has it open, or None. Never read from disk: pygls's
+        `get_text_document` would read any URI whole, on the event loop (a FIFO blocks the server),
+        and a refactor would then send a file the editor never opened to the backend."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     # -- what `apply` needs of the editor ------------------------------------------------------
     def current_document(self, uri: str) -> tuple[str, int | None]:
-        document = self.workspace.get_text_document(uri)
+        document = self.open_document(uri)
+        if document is None:  # closed meanwhile (closing cancels the refactor; this is the backstop)
+            raise LookupError(f"{uri} is no longer open in the editor")
         return document.source, document.version
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -181,15 +203,14 @@ class RefactorServer(LanguageServer):
             )
             self.tell(message, types.MessageType.Warning)
             return RefactorReply(RefactorStatus.BUSY, message)
-        try:
-            document = self.workspace.get_text_document(uri)
-            text, version = document.source, document.version
-        except Exception:
-            text, version = None, None
-        if text is None or (version is None and not _exists(uri)):
-            message = f"{uri} is not open in the editor; open it and try again"
+        document = self.open_document(uri)
+        if document is None:
+            message = (
+                f"{uri} is not open in the editor: refactor-lsp rewrites only open documents; open it and try again"
+            )
             self.tell(message, types.MessageType.Error)
             return RefactorReply(RefactorStatus.ERROR, message)
+        text, version = document.source, document.version
         # Registered before any await, so a cancel that follows the request at once finds it.
         running = Running(uri, asyncio.get_running_loop().create_task(self._refactor(args, text, version)))
         self.running[uri] = running
@@ -245,10 +266,8 @@ class RefactorServer(LanguageServer):
         if args.range is not None:
             start = mapper.offset(args.range.start.line, args.range.start.character)
             end = mapper.offset(args.range.end.line, args.range.end.character)
-        try:
-            language_id = self.workspace.get_text_document(args.uri).language_id
-        except Exception:
-            language_id = None
+        document = self.open_document(args.uri)
+        language_id = document.language_id if document is not None else None
         return RefactorRequest(
             path=to_fs_path(args.uri) or args.uri,
             text=text,
@@ -326,14 +345,11 @@ class RefactorServer(LanguageServer):
         self._publish(stats)
 
     def _publish(self, stats: RefactorStats) -> None:
-        from .stats import append_history
+        from .history import append_history
 
         log.info("refactor stats: %s", stats.detail())
         self.protocol.notify(STATS_NOTIFICATION, stats_payload(stats))
-        try:
-            append_history(stats)
-        except OSError as exc:
-            log.warning("cannot write the refactor history: %s", exc)
+        append_history(stats)  # never raises: a failure is logged
 
     def cancel(self, uri: str | None, reason: str = "the refactor was cancelled") -> int:
         count = 0
@@ -345,26 +361,16 @@ class RefactorServer(LanguageServer):
         return count
 
 
-def _exists(uri: str) -> bool:
-    path = to_fs_path(uri)
-    return bool(path and os.path.exists(path))
-
-
 def keep_refused_answer(answer: str) -> Path | None:
     """Write the answer a refusal held back to a file only the user can read, so they can judge it.
 
-    One file, replaced each time, in the state folder (never next to the document); a link planted
-    there is not followed.
+    One file, replaced each time, in the state folder (never next to the document), written as every
+    file there is (history.write_state_file): a link planted there is replaced, never followed.
     """
-    from .stats import state_dir
+    from .history import REFUSED_ANSWER, write_state_file
 
-    path = state_dir() / "refused-answer.txt"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as out:
-            out.write(answer)
+        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", errors="replace"))
     except OSError as exc:
         log.warning("cannot keep the refused answer: %s", exc)
         return None
-    return path

@@ -8,8 +8,10 @@ Who may decide where code and keys go: `initializationOptions` come from the use
 config (the VS Code extension, Neovim `setup()`, eglot's `eglot-server-programs`), so they are
 trusted. `workspace/configuration` answers may be filled from the repository (eglot reads
 `.dir-locals.el`, neoconf `.neoconf.json`), so they are not, unless the client says its answers
-cannot carry a repository's routing values (`initializationOptions.configurationTrusted`, sent by
-the VS Code extension, whose Workspace Trust restricts them) or the folder is trusted.
+cannot carry a repository's choices (`initializationOptions.configurationTrusted`, sent by the VS
+Code extension, whose Workspace Trust restricts them) or the folder is trusted. An untrusted layer
+may not route code and keys, pick a backend the user never named, or raise what a refactor costs
+(`config.restrict_untrusted`).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ class SettingsStore:
             except ConfigError as exc:
                 problems.append(str(exc))
         loaded = load_config(self.user(), editor, folder, self.workspace_trusted_by_editor)
-        loaded = LoadedConfig(loaded.config, problems + loaded.problems)
+        loaded = LoadedConfig(loaded.config, problems + loaded.problems, loaded.advice)
         self._cache[key] = (inputs, loaded)
         return loaded
 

@@ -7,13 +7,17 @@ toward tokens/s; acceptance is shown only when the backend reported it, never gu
 from __future__ import annotations
 
 import json
-import os
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
-HISTORY_LIMIT = 2000
+# Bounds a record read back must keep (history.py): far beyond any real refactor, so that only damage
+# is refused.
+MAX_COUNT = 2**53  # tokens, characters, lines
+MAX_FIGURE = 1e15  # milliseconds, tokens per second, dollars
+MAX_TEXT = 8192  # characters of one string (a file URI, a note)
+MAX_NOTES = 100
 
 
 @dataclass
@@ -80,8 +84,12 @@ class RefactorStats:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RefactorStats:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        """A record read back. Unknown keys (a newer version's) are ignored; a value of the wrong type or
+        out of range raises ValueError, so that damage is never taken for a measurement (a latency of
+        "slow" would break every median taken with it)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a record is a JSON object, not {type(data).__name__}")
+        return cls(**{f.name: _checked(f.name, str(f.type), data[f.name]) for f in fields(cls) if f.name in data})
 
     def summary(self) -> str:
         """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
@@ -155,44 +163,29 @@ class RefactorStats:
         return json.dumps(self.to_dict(), sort_keys=True)
 
 
-def state_dir(env: Mapping[str, str] = os.environ) -> Path:
-    base = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return base / "refactor-lsp"
-
-
-def history_path(env: Mapping[str, str] = os.environ) -> Path:
-    return state_dir(env) / "history.jsonl"
-
-
-def append_history(stats: RefactorStats, path: Path | None = None) -> None:
-    """One JSON line per refactor, in a file only the user can read; trimmed to the last few thousand."""
-    path = path or history_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(stats.to_dict(), sort_keys=True) + "\n")
-    if path.stat().st_size > HISTORY_LIMIT * 2000:
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[-HISTORY_LIMIT:]
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.writelines(lines)
-        tmp.replace(path)
-
-
-def read_history(path: Path | None = None, limit: int = HISTORY_LIMIT) -> list[RefactorStats]:
-    path = path or history_path()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()[-limit:]
-    except OSError:
-        return []
-    records = []
-    for line in lines:
-        try:
-            records.append(RefactorStats.from_dict(json.loads(line)))
-        except (ValueError, TypeError, AttributeError):  # damaged, or JSON that is not a record
-            continue
-    return records
+def _checked(name: str, annotation: str, value: Any) -> Any:
+    """`value` as field `name` (annotated `annotation`, a string under postponed annotations) holds it."""
+    kind, _, rest = annotation.partition(" | ")
+    if value is None and rest == "None":
+        return None
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = type(value) is int and 0 <= value <= MAX_COUNT  # `type`: JSON's true is no count
+    elif kind == "float":
+        top = 1.0 if name == "acceptance_rate" else MAX_FIGURE
+        ok = type(value) in (int, float) and math.isfinite(value) and 0 <= value <= top
+        value = float(value) if ok else value
+    elif kind == "str":
+        ok = isinstance(value, str) and len(value) <= MAX_TEXT
+    elif kind == "list[str]":
+        ok = isinstance(value, list) and len(value) <= MAX_NOTES
+        ok = ok and all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value)
+    else:  # a new field's type: give it a check here (the round-trip test reaches every field)
+        raise TypeError(f"RefactorStats.{name}: no check for {annotation}")
+    if not ok:
+        raise ValueError(f"{name}: {value!r:.80} is not a valid {annotation}")
+    return list(value) if isinstance(value, list) else value
 
 
 def median(values: Iterable[float | int | None]) -> float | None:

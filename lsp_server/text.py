@@ -22,6 +22,11 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
+def count_of(count: int, noun: str) -> str:
+    """`1 line`, `2 lines`, `1,234 lines`: a count with its noun, for messages."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def plain_line_breaks(text: str) -> bool:
     """True when str.splitlines() splits `text` exactly where LSP does (at \\n, \\r\\n and \\r only)."""
     return not any(ch in text for ch in _EXTRA_BREAKS)

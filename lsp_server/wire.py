@@ -53,13 +53,35 @@ class RefactorArguments:
     wait: bool = True  # reply when done; False: reply at once and report through messages
 
 
+def _field(raw: Mapping[str, Any], expected: type | tuple[type, ...], what: str, *names: str) -> Any:
+    """The first of `names` that is set, refused by name (InvalidParams) when it is not of the expected type."""
+    for name in names:
+        value = raw.get(name)
+        if value is None:
+            continue
+        # bool is an int in Python: a `true` where a number or text belongs is still the wrong type.
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in _as_tuple(expected)):
+            raise ValueError(f"`{name}` must be {what}, not {_json_type(value)}")
+        return value
+    return None
+
+
+def _as_tuple(expected: type | tuple[type, ...]) -> tuple[type, ...]:
+    return expected if isinstance(expected, tuple) else (expected,)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of what came, for the message (never the value: it may be large or private)."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
+    return next((n for t, n in names.items() if type(value) is t), "an object")
+
+
 def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
+    if not isinstance(raw, Mapping) or "uri" not in raw:
         raise ValueError(_ARGUMENTS_SHAPE)
-
-    def get(*names: str) -> Any:
-        return next((raw[n] for n in names if raw.get(n) is not None), None)
-
+    uri = _field(raw, str, "a string (the document's URI)", "uri")
+    if not uri:
+        raise ValueError("`uri` must be the document's URI, not empty")
     rng = raw.get("range")
     lsp_range = None
     if rng is not None:
@@ -67,21 +89,23 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
             lsp_range = converter.structure(rng, types.Range)
         except Exception:
             raise ValueError("`range` must be an LSP range {start: {line, character}, end: {...}}") from None
-    diagnostics = get("diagnostics") or []
-    prediction = get("prediction")
-    edit_format = get("editFormat", "edit_format")
+    diagnostics = _field(raw, list, "an array of strings", "diagnostics") or []
+    if not all(isinstance(d, str) for d in diagnostics):
+        raise ValueError("`diagnostics` must be an array of strings")
+    edit_format = _field(raw, str, "a string", "editFormat", "edit_format")
     if edit_format is not None and edit_format not in EDIT_FORMATS:
-        raise ValueError(f"`editFormat` must be one of {', '.join(EDIT_FORMATS)}, not {edit_format!r}")
+        raise ValueError(f"`editFormat` must be one of {', '.join(EDIT_FORMATS)}, not {edit_format[:40]!r}")
+    wait = _field(raw, bool, "true or false", "wait")
     return RefactorArguments(
-        uri=raw["uri"],
+        uri=uri,
         range=lsp_range,
-        action_id=get("actionId", "action_id"),
-        instruction=get("instruction"),
-        backend=get("backend"),
-        prediction=prediction if isinstance(prediction, bool) else None,
-        diagnostics=tuple(str(d) for d in diagnostics) if isinstance(diagnostics, list) else (),
+        action_id=_field(raw, str, "a string", "actionId", "action_id"),
+        instruction=_field(raw, str, "a string", "instruction"),
+        backend=_field(raw, str, "a string (a configured backend's name)", "backend"),
+        prediction=_field(raw, bool, "true or false", "prediction"),
+        diagnostics=tuple(diagnostics),
         edit_format=edit_format,
-        wait=get("wait") is not False,
+        wait=wait is not False,
     )
 
 

@@ -254,7 +254,11 @@ async def run_one(
     # otherwise turn the comparison of prediction with and without into one of formats.
     # A salt of its own: on vLLM no run reads a prompt another run cached (the modes that share a
     # server would otherwise favour whichever sends a prompt second).
-    request = dataclasses.replace(task.request(backend.name, prediction, edit_format), cache_salt=uuid.uuid4().hex)
+    request = dataclasses.replace(
+        task.request(backend.name, prediction, edit_format),
+        cache_salt=uuid.uuid4().hex,
+        max_tokens_setting="bench --max-tokens" if plan.max_tokens else "refactor.max_tokens",
+    )
     labels = (task.name, mode, repetition, first, backend.name)
     try:
         result = await engine.refactor(request, plan.config, on_progress)

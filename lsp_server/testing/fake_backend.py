@@ -205,6 +205,11 @@ class Reply:
     stall_s: float = 0.0  # ...for this long
     drop_after_chars: int = -1  # close the connection mid-stream
     raw_body: bytes | None = None  # send these SSE bytes verbatim (malformed streams, odd framing)
+    # A backend that ignores max_tokens: chunks of this many spaces, never a finish, until the client
+    # hangs up or `flood_max_bytes` went out; `flood_one_line`: all of it in one SSE line that never ends.
+    flood_chunk_chars: int = 0
+    flood_one_line: bool = False
+    flood_max_bytes: int = 64 << 20
     reject_prediction: bool = False  # 400 when the request carries `prediction`
 
 
@@ -252,6 +257,7 @@ class FakeBackend:
         self._in_pass: dict[int, int] = {}
         self._stream_ids = itertools.count()
         self.disconnects = 0  # clients that hung up mid-answer
+        self.flood_sent = 0  # bytes a flooding reply (Reply.flood_chunk_chars) sent
         self.counters = {"accepted": 0, "drafted": 0}
         # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
         self.first_content_sent_at: list[float] = []
@@ -328,6 +334,7 @@ class FakeBackend:
             self.headers_seen.clear()
             self.first_content_sent_at.clear()
             self.disconnects = 0
+            self.flood_sent = 0
             for name in self.counters:  # in place: a test may hold the dict
                 self.counters[name] = 0
 
@@ -432,6 +439,28 @@ class FakeBackend:
         await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
         return True
 
+    async def _flood(self, writer: asyncio.StreamWriter, reply: Reply, chunk: Callable[[bytes], None]) -> bool:
+        """Stream whitespace without end (Reply.flood_chunk_chars); counts what went out in `flood_sent`."""
+        spaces = " " * reply.flood_chunk_chars
+        if reply.flood_one_line:
+            head, piece = b'data: {"choices": [{"index": 0, "delta": {"content": "', spaces.encode()
+        else:
+            delta = {"choices": [{"index": 0, "delta": {"content": spaces}, "finish_reason": None}]}
+            head, piece = b"", b"data: " + json.dumps(delta).encode() + b"\n\n"
+        try:
+            if head:  # an empty chunk would end the chunked body
+                chunk(head)
+            while self.flood_sent < reply.flood_max_bytes:
+                chunk(piece)
+                self.flood_sent += len(piece)
+                await writer.drain()
+                await asyncio.sleep(0)
+        except (ConnectionError, OSError):
+            self.disconnects += 1
+            return False
+        writer.transport.abort()
+        return False
+
     async def _pause(self, seconds: float, reader: asyncio.StreamReader) -> bool:
         """Sleep, but notice at once when the client hangs up; False if it did.
 
@@ -480,6 +509,8 @@ class FakeBackend:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return True
+        if reply.flood_chunk_chars:
+            return await self._flood(writer, reply, chunk)
         answer = reply.text if reply.text is not None else self.responder(request)
         if reply.text is None and asks_for_hunks(request):
             # The responder says what the region becomes; a model asked for hunks answers the blocks.

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
+from lsp_server.history import append_history
 from lsp_server.hunks import SEARCH_MARKER
-from lsp_server.stats import RefactorStats, append_history
+from lsp_server.stats import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend, Reply
 from tests.conftest import backend_table, closed_port_url, write_config
 
@@ -415,6 +416,32 @@ def test_the_cli_never_tries_the_other_format_it_could_not_learn_from(
     assert SEARCH_MARKER not in fake_backend.requests[0]["messages"][0]["content"]
 
 
+def test_a_damaged_history_does_not_stop_a_refactor(tmp_path: Path, fake_backend: FakeBackend) -> None:
+    """Damaged records where `auto` takes its medians (9 lines: this file) are skipped; the good ones decide."""
+    history = Path(os.environ["XDG_STATE_HOME"]) / "refactor-lsp" / "history.jsonl"
+    history.parent.mkdir(mode=0o700)
+
+    def line(**fields: Any) -> bytes:
+        base = {"backend": "fake", "served_by": "fake", "region_lines": 9, "applied": True, "latency_ms": 900.0}
+        return json.dumps({"v": 1, **base, **fields}).encode() + b"\n"
+
+    good = [line(edit_format="region"), line(edit_format="hunks", latency_ms=5000.0)] * 3
+    damaged = [
+        line(edit_format="region", latency_ms="slow"),
+        line(edit_format="hunks", region_lines="3"),
+        line(edit_format="region", region_lines=True),
+        line(edit_format="region", model="MODEL").replace(b"MODEL", b"\xff"),
+    ]
+    history.write_bytes(b"".join(good + damaged))
+    project = {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend)}
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    result = refactor(project, "--instruction", "rename foo to bar")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "+def bar(radius):" in result.stdout
+    assert " · region (auto, by fake's history for 1-50 lines: hunks 5.0 s" in result.stderr
+
+
 def test_no_prediction_sends_no_prediction_field(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     result = refactor(project, "--instruction", "rename foo to bar", "--no-prediction", "--json")
     assert result.returncode == 0, result.stderr
@@ -630,9 +657,9 @@ PROSE = "Sure! I renamed foo to area everywhere, as you asked, and nothing else 
 @pytest.mark.parametrize(
     ("reply", "reason", "answer"),
     [
-        (Reply(finish_reason="length"), "cut off", None),
+        (Reply(finish_reason="length"), "cut the answer off", None),
         (Reply(text=PROSE), "explanation instead of code", PROSE),
-        (Reply(text=""), "returned no code", ""),
+        (Reply(text=""), "leaves no code in the region", ""),
     ],
     ids=["truncated", "explanation", "empty"],
 )
@@ -715,3 +742,41 @@ def test_the_label_says_exactly_what_happened_to_the_prediction(
     assert label.search(summary.removesuffix(reason)), summary
     sent = fake.requests[-1]
     assert ("prediction" in sent) is (kind == "openai" and not flags)  # the field goes only where it is used
+
+
+# -- trust ---------------------------------------------------------------------------------------------
+
+
+def test_a_cloned_repository_cannot_send_the_code_and_key_to_a_backend_you_never_configured(
+    tmp_path: Path, fake_backend: FakeBackend
+) -> None:
+    """Issue 20: your only backend is the loopback fake; the repository's file asks for OpenAI, o1-pro and
+    100,000 tokens, and OPENAI_API_KEY happens to be set. The fake serves, with your model and your cap."""
+    config = write_config(tmp_path, fake=fake_backend, refactor={"max_tokens": 4096})
+    repo = tmp_path / "cloned-repo"
+    repo.mkdir()
+    (repo / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    (repo / ".refactor-lsp.toml").write_text(
+        'default_backend = "openai"\n[backends.openai]\nmodel = "o1-pro"\n[refactor]\nmax_tokens = 100000\n',
+        encoding="utf-8",
+    )
+    # Were OpenAI tried by mistake, it would go through a proxy nobody listens on, never off this machine.
+    trap = closed_port_url().removesuffix("/v1")
+    env = {"OPENAI_API_KEY": SECRET, "HTTPS_PROXY": trap, "HTTP_PROXY": trap, "ALL_PROXY": trap}
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    args = ["refactor", "geometry.py", "-i", "rename foo to bar", "--json"]
+
+    result = run_cli(*args, config=config, cwd=repo, env=env)
+
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["new_text"] == SOURCE.replace("foo", "bar")
+    assert (out["stats"]["backend"], out["stats"]["model"]) == ("fake", "fake-model")  # no other backend tried
+    (request,) = fake_backend.requests
+    assert (request["model"], request["max_tokens"]) == ("fake-model", 4096)
+    assert SECRET not in json.dumps(fake_backend.headers_seen)
+    (warning,) = [line for line in result.stderr.splitlines() if "ignored" in line]
+    assert warning.startswith(f"refactor-lsp: {repo / '.refactor-lsp.toml'}: ignored default_backend ('openai': ")
+    assert "backends.openai.model ('o1-pro', yours is 'gpt-4.1-mini')" in warning
+    assert "refactor.max_tokens (100000, yours is 4096)" in warning
+    assert f"add trusted_workspaces = [{str(repo)!r}] to {config}" in warning

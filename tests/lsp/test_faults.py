@@ -159,8 +159,12 @@ FAULTS = [
     Case("no first token", [Reply(stall_after_chars=0, stall_s=3)], message=("no first token within 1 s",)),
     Case("stall mid-stream", [Reply(stall_after_chars=10, stall_s=3)], message=("stalled for 0.5 s", "idle_timeout_s")),
     Case("dropped mid-stream", [Reply(drop_after_chars=10)], message=("broke mid-answer", "nothing was applied")),
-    Case("truncated", [Reply(finish_reason="length")], message=("cut off", "smaller", "max_tokens")),
-    Case("empty output", [Reply(text="")], message=("returned no code",)),
+    Case(
+        "truncated",
+        [Reply(finish_reason="length")],
+        message=("cut the answer off after", "before the 256 this refactor allows", "select a smaller region"),
+    ),
+    Case("empty output", [Reply(text="")], message=("leaves no code in the region", "nothing was applied")),
     Case(
         "explanation only",
         [Reply(text="Sure! I renamed the variable as you asked, it is much clearer now.\n")],

@@ -86,17 +86,18 @@ async def refactor(editor: Editor, name: str) -> dict:
 
 async def test_each_layer_overrides_the_one_below(editor: Editor, backend: FakeBackend, client: LanguageClient):
     workspace_file = WORKSPACE / ".refactor-lsp.toml"
-    settings_changed(client, {"backends": {"fake": {"model": "m-editor"}}, "refactor": {"max_tokens": 333}})
-    workspace_file.write_text('[backends.fake]\nmodel = "m-workspace"\n', encoding="utf-8")
+    # Editor settings and the workspace file are untrusted here: they may lower the token cap, not raise it.
+    settings_changed(client, {"refactor": {"max_tokens": 200, "temperature": 0.3}})
+    workspace_file.write_text("[refactor]\nmax_tokens = 150\n", encoding="utf-8")
     try:
         assert (await refactor(editor, "layers.py"))["status"] == "applied"
         sent = backend.requests[-1]
-        assert sent["model"] == "m-workspace"  # workspace file > editor settings
-        assert sent["max_tokens"] == 333  # editor settings > initializationOptions
-        assert sent["temperature"] == 0.2  # initializationOptions > user file
+        assert sent["max_tokens"] == 150  # workspace file > editor settings
+        assert sent["temperature"] == 0.3  # editor settings > initializationOptions
+        assert sent["model"] == "m-init"  # initializationOptions > user file
         workspace_file.unlink()
         assert (await refactor(editor, "layers2.py"))["status"] == "applied"
-        assert backend.requests[-1]["model"] == "m-editor"
+        assert backend.requests[-1]["max_tokens"] == 200
         settings_changed(client, None)
         assert (await refactor(editor, "layers3.py"))["status"] == "applied"
         assert backend.requests[-1]["model"] == "m-init"
@@ -117,7 +118,7 @@ async def test_user_file_presets_are_offered(editor: Editor):
 async def test_bad_setting_is_named_once_and_the_rest_applies(
     editor: Editor, backend: FakeBackend, client: LanguageClient
 ):
-    settings_changed(client, {"refactor": {"temperature": "hot", "maxTokens": 444}})
+    settings_changed(client, {"refactor": {"temperature": "hot", "maxTokens": 44}})
     try:
         assert (await refactor(editor, "bad.py"))["status"] == "applied"
         problems = [m for m in editor.messages() if "refactor.temperature" in m]
@@ -125,7 +126,7 @@ async def test_bad_setting_is_named_once_and_the_rest_applies(
             "refactor-lsp: editor settings: `refactor.temperature` must be a non-negative number, not 'hot' "
             "— the rest of the settings still apply"
         ]
-        assert backend.requests[-1]["max_tokens"] == 444  # the good key in the same layer still applies
+        assert backend.requests[-1]["max_tokens"] == 44  # the good key in the same layer still applies
         assert backend.requests[-1]["temperature"] == 0.2
         editor.clear()
         assert (await refactor(editor, "bad2.py"))["status"] == "applied"
@@ -139,12 +140,12 @@ async def test_untrusted_workspace_file_cannot_redirect_code(editor: Editor, bac
     workspace_file.write_text(
         '[backends.fake]\nbase_url = "https://attacker.example/v1"\napi_key_env = "OPENAI_API_KEY"\n'
         '[backends.evil]\ntype = "openai"\nbase_url = "https://attacker.example/v1"\nmodel = "x"\n'
-        "[refactor]\nmax_tokens = 555\n",
+        "[refactor]\nmax_tokens = 55\n",
         encoding="utf-8",
     )
     try:
         assert (await refactor(editor, "untrusted.py"))["status"] == "applied"
-        assert backend.requests[-1]["max_tokens"] == 555  # allowed keys still apply
+        assert backend.requests[-1]["max_tokens"] == 55  # allowed keys still apply
         (warning,) = [m for m in editor.messages() if "ignored" in m]
         assert "backends.fake.base_url" in warning and "backends.fake.api_key_env" in warning
         assert "backends.evil" in warning

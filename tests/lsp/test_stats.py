@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_server import stats as stats_module
-from lsp_server.stats import (
-    RefactorStats,
-    append_history,
-    history_path,
-    read_history,
-    summarize_history,
-)
+from lsp_server import history as history_module
+from lsp_server.history import append_history, history_path, read_history
+from lsp_server.stats import RefactorStats, summarize_history
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
 
@@ -136,7 +131,7 @@ def test_history_without_a_file_is_empty(tmp_path: Path) -> None:
 
 
 def test_history_is_trimmed_to_the_latest_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stats_module, "HISTORY_LIMIT", 5)  # trimmed beyond 5 × 2000 bytes, to 5 lines
+    monkeypatch.setattr(history_module, "HISTORY_LIMIT", 5)  # trimmed beyond 5 × 2000 bytes, to 5 lines
     path = tmp_path / "history.jsonl"
     for i in range(40):
         append_history(measured(latency_ms=float(i)), path)
@@ -245,3 +240,50 @@ def test_history_summary_shows_the_median_cost() -> None:
     (summary,) = summarize_history(records)
     assert summary.modes[0].cost == pytest.approx(records[0].cost)
     assert f"${records[0].cost:.4f}" in summary.line()
+
+
+# -- a damaged history --------------------------------------------------------------------------------
+
+
+async def test_a_damaged_history_stops_neither_a_refactor_nor_show_stats(fake_backend: FakeBackend) -> None:
+    """Damaged records in the size band the refactor hits, where `auto` takes its medians: the refactor
+    is applied, chosen by the good records alone, and `showStats` counts only them."""
+    setup = server_setup()
+    history = Path(setup.env["XDG_STATE_HOME"]) / "refactor-lsp" / "history.jsonl"
+    history.parent.mkdir(parents=True, mode=0o700)
+
+    def line(**fields: object) -> bytes:
+        base = {"backend": "fake", "served_by": "fake", "region_lines": 2, "applied": True, "latency_ms": 900.0}
+        return json.dumps({"v": 1, **base, **fields}).encode() + b"\n"
+
+    good = [line(edit_format="region"), line(edit_format="hunks", latency_ms=5000.0)] * 3
+    damaged = [
+        line(edit_format="region", latency_ms="slow"),
+        line(edit_format="hunks", region_lines="3"),
+        line(edit_format="region", model="MODEL").replace(b"MODEL", b"\xff"),
+    ]
+    history.write_bytes(b"".join(good + damaged))
+
+    client = await setup.config.start()
+    editor = Editor(client)
+    workspace = setup.state_dir / "workspace"
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": fake_backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    try:
+        uri = editor.open(workspace / "m.py", "def f(a):\n    return a\n")
+        args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename a to b"}
+        assert (await editor.execute("refactorLsp.refactor", args))["status"] == "applied"
+        assert editor.buffers[uri] == "def f(b):\n    return b\n"
+        assert editor.stats[-1]["format_reason"].startswith("auto, by fake's history for 1-50 lines: hunks 5.0 s")
+        summary = await editor.execute("refactorLsp.showStats")
+        assert summary["count"] == len(good) + 1
+    finally:
+        await client.shutdown_session()

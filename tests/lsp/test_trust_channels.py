@@ -66,7 +66,7 @@ def hostile_answer(hostile: FakeBackend) -> dict:
             },
             "evil": {"type": "openai", "baseUrl": hostile.url, "model": "fake-model"},
         },
-        "refactor": {"maxTokens": 321},
+        "refactor": {"maxTokens": 321, "temperature": 0.5},
     }
 
 
@@ -96,10 +96,13 @@ async def test_editor_settings_from_the_repository_cannot_redirect_code_or_key(
     assert hostile.requests == [] and hostile.headers_seen == []  # neither the code nor the key went there
     sent, headers = good.requests[-1], good.headers_seen[-1]
     assert headers["authorization"] == f"Bearer {SECRET}" and "x-leak" not in headers
-    assert sent["model"] == "other-model" and sent["max_tokens"] == 321  # what does not route still applies
+    assert sent["temperature"] == 0.5  # what neither routes nor costs still applies
+    assert sent["model"] == "fake-model" and sent["max_tokens"] != 321  # another model, a higher cap: ignored
     (warning,) = [m for m in editor.messages() if "ignored" in m]
     for key in ("backends.fake.base_url", "backends.fake.headers", "backends.evil", "workspace_trusted"):
         assert key in warning
+    assert "backends.fake.model ('other-model', yours is 'fake-model')" in warning
+    assert "refactor.max_tokens (321 over 256: yours is automatic" in warning
     assert "backends.fake.api_key_env" not in warning  # the same value as the user's: not a change
     assert "trusted_workspaces" in warning and str(WORKSPACE) in warning
     assert SECRET not in " ".join(editor.messages())
@@ -132,3 +135,69 @@ async def test_a_client_whose_settings_are_the_users_may_route(
     assert editor.buffers[uri] == SOURCE.replace("name", "who")
     assert len(hostile.requests) == 1 and good.requests == []  # the user's own setting is obeyed
     assert not [m for m in editor.messages() if "ignored" in m]
+
+
+# -- issue 20: a repository chooses nothing you did not choose ------------------------------------------
+
+ISSUE_REPO = STATE_DIR / "issue-20-repo"
+ISSUE_USER_FILE = STATE_DIR / "issue-20-user.toml"
+OPENAI_KEY = "sk-test-not-for-a-repository-0123"
+TRAP = "http://127.0.0.1:9"  # were OpenAI tried by mistake, through a proxy nobody listens on
+ISSUE_CONFIG = ClientServerConfig(
+    server_command=SERVER_CONFIG.server_command,
+    server_env={
+        **SERVER_ENV,
+        "REFACTOR_LSP_CONFIG": str(ISSUE_USER_FILE),
+        "OPENAI_API_KEY": OPENAI_KEY,  # set for other tools
+        **{name: TRAP for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")},
+        "NO_PROXY": "127.0.0.1,localhost",
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def issue_files(good: FakeBackend) -> None:
+    """Your file: the loopback fake is your only backend. The cloned repository's: OpenAI, o1-pro, 100k tokens."""
+    ISSUE_USER_FILE.write_text(
+        f'default_backend = "fake"\n[backends.fake]\ntype = "openai"\nbase_url = "{good.url}"\n'
+        'model = "fake-model"\n[refactor]\nmax_tokens = 4096\n',
+        encoding="utf-8",
+    )
+    ISSUE_REPO.mkdir(parents=True, exist_ok=True)
+    (ISSUE_REPO / ".refactor-lsp.toml").write_text(
+        'default_backend = "openai"\n[backends.openai]\nmodel = "o1-pro"\n[refactor]\nmax_tokens = 100000\n',
+        encoding="utf-8",
+    )
+
+
+@pytest_lsp.fixture(config=ISSUE_CONFIG, scope="module")
+async def issue_client(lsp_client: LanguageClient, issue_files: None):
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("neovim"),
+            workspace_folders=[types.WorkspaceFolder(ISSUE_REPO.as_uri(), "repo")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_workspace_file_cannot_send_the_code_and_key_to_a_backend_you_never_configured(
+    issue_client: LanguageClient, good: FakeBackend
+):
+    good.reset()
+    editor: Editor = issue_client.editor  # type: ignore[attr-defined]
+    uri = editor.open(ISSUE_REPO / "greet.py", SOURCE)
+    args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"}
+    result = await editor.execute("refactorLsp.refactor", args)
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == SOURCE.replace("name", "who")
+    (sent,) = good.requests  # your backend served, with your model and your cap
+    assert (sent["model"], sent["max_tokens"]) == ("fake-model", 4096)
+    assert OPENAI_KEY not in str(good.headers_seen)
+    (warning,) = [m for m in editor.messages() if "ignored" in m]
+    assert f"{ISSUE_REPO / '.refactor-lsp.toml'}: ignored default_backend ('openai': a backend you never" in warning
+    assert "backends.openai.model ('o1-pro', yours is 'gpt-4.1-mini')" in warning
+    assert "refactor.max_tokens (100000, yours is 4096)" in warning
+    assert f"trusted_workspaces = [{str(ISSUE_REPO)!r}] to {ISSUE_USER_FILE}" in warning

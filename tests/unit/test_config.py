@@ -334,8 +334,8 @@ def test_untrusted_workspace_cannot_route_code_or_keys(tmp_path: Path) -> None:
     assert mine.headers == {}
     assert "evil" not in loaded.config.backends
     assert loaded.config.trusted_workspaces == []
+    assert mine.model == "coder-7b"  # another model is another price
     # What it may decide still applies.
-    assert mine.model == "coder-32b"
     assert mine.prediction == "never"
     assert loaded.config.default_backend == "spare"
     assert loaded.config.refactor.temperature == 0.7
@@ -351,7 +351,7 @@ def test_untrusted_workspace_cannot_route_code_or_keys(tmp_path: Path) -> None:
         "backends.evil",
     ):
         assert key in message
-    assert "backends.mine.model" not in message
+    assert "backends.mine.model ('coder-32b', yours is 'coder-7b')" in message
     # How to trust the folder, and in which file.
     assert f"trusted_workspaces = [{str(folder)!r}]" in message
     assert str(user_file) in message

@@ -140,3 +140,23 @@ def test_the_kept_layer_converts_cleanly_to_the_same_config() -> None:
     assert again.problems == []
     assert again.config == first.config
     assert again.config.backends["local"].model == "big"
+
+
+def test_an_untrusted_layer_is_measured_against_the_users_own_values(tmp_path: Path) -> None:
+    """Not against an untrusted layer below it: the workspace file may undo what editor settings lowered,
+    up to the user's value, and no further."""
+    user = Layer("user.toml", {**USER.data, "refactor": {"max_tokens": 300, "max_retries": 2}})
+    init = editor_layer(
+        {"backends": {"spare": {"baseUrl": "http://127.0.0.1:9002/v1", "model": "m"}}}, "initializationOptions"
+    )
+    settings = editor_layer({"refactor": {"maxTokens": 100, "maxRetries": 0}}, trusted=False)
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / WORKSPACE_FILE).write_text(
+        'default_backend = "spare"\n[refactor]\nmax_tokens = 200\nmax_retries = 3\n', encoding="utf-8"
+    )
+    loaded = load_config(user, [init, settings], folder)
+    assert loaded.config.default_backend == "spare"  # named by the user's initializationOptions
+    assert (loaded.config.refactor.max_tokens, loaded.config.refactor.max_retries) == (200, 0)
+    (problem,) = loaded.problems
+    assert problem.startswith(f"{folder / WORKSPACE_FILE}: ignored refactor.max_retries (3, yours is 2): ")

@@ -85,14 +85,14 @@ def test_think_block_is_stripped() -> None:
 
 def test_unterminated_think_is_refused() -> None:
     message = refusal("<think>\nThe user wants type hints, so first I will look at")
-    assert "returned no code" in message
+    assert "only its reasoning" in message
     assert "nothing was applied" in message
 
 
 @pytest.mark.parametrize("raw", ["", "   \n\n"])
-def test_empty_answer_is_refused(raw: str) -> None:
-    message = refusal(raw)
-    assert "returned no code" in message and "nothing was applied" in message
+def test_empty_answer_is_left_to_the_deletion_guard(raw: str) -> None:
+    # hygiene.refuse_mass_deletion judges it, for both formats (tests/unit/test_deletion_guard.py).
+    assert not clean(raw).strip()
 
 
 def test_empty_answer_for_an_empty_region_is_fine() -> None:
@@ -126,9 +126,7 @@ def test_an_explanation_line_before_the_code_is_refused() -> None:
 
 def test_answer_cut_off_at_the_token_limit_is_refused() -> None:
     message = refusal(ANSWER[:20], finish_reason="length")
-    assert "cut off" in message
-    assert "smaller region" in message
-    assert "max_tokens" in message
+    assert "cut off at its token limit" in message and "nothing was applied" in message
 
 
 def test_content_filter_is_refused() -> None:

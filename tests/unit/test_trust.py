@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_server.config import Layer, load_config
+import pytest
+
+from lsp_server.config import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, Layer, RefactorSettings, editor_layer, load_config
+from lsp_server.refactor import default_max_tokens
 
 WORKSPACE_TOML = '[backends.local]\nbase_url = "https://elsewhere.example/v1"\nmodel = "big"\n'
 
@@ -16,11 +19,13 @@ def _workspace(tmp_path: Path) -> Path:
     return folder
 
 
-def test_untrusted_workspace_keeps_the_users_url_but_may_pick_the_model(tmp_path: Path):
+def test_untrusted_workspace_keeps_the_users_url_and_model(tmp_path: Path):
     loaded = load_config(Layer("user.toml", {}), [], _workspace(tmp_path))
     assert loaded.config.backends["local"].base_url == "http://127.0.0.1:8000/v1"
-    assert loaded.config.backends["local"].model == "big"
-    assert any("backends.local.base_url" in p and "trusted_workspaces" in p for p in loaded.problems)
+    assert loaded.config.backends["local"].model == "local"  # another model is another price
+    (problem,) = loaded.problems
+    assert "backends.local.base_url" in problem and "trusted_workspaces" in problem
+    assert "backends.local.model ('big', yours is 'local')" in problem
 
 
 def test_editor_that_trusts_the_workspace(tmp_path: Path):
@@ -79,9 +84,164 @@ def test_a_workspace_file_cannot_set_the_users_prices(tmp_path: Path):
     user = Layer("user.toml", {"backends": {"openai": {"price_input_per_mtok": 0.4, "price_output_per_mtok": 1.6}}})
     loaded = load_config(user, [], folder)
     openai = loaded.config.backends["openai"]
-    assert (openai.price_input_per_mtok, openai.price_output_per_mtok, openai.model) == (0.4, 1.6, "gpt-4.1")
+    assert (openai.price_input_per_mtok, openai.price_output_per_mtok, openai.model) == (0.4, 1.6, "gpt-4.1-mini")
     [problem] = [p for p in loaded.problems if "ignored" in p]
     assert "backends.openai.price_input_per_mtok, backends.openai.price_output_per_mtok" in problem
-    assert "or your prices" in problem
+    assert "or set your prices" in problem
     trusted = load_config(user, [], folder, workspace_trusted_by_editor=True).config.backends["openai"]
     assert (trusted.price_input_per_mtok, trusted.price_output_per_mtok) == (0.0001, 0.0)
+
+
+# -- a repository chooses nothing you did not choose (issue 20) ------------------------------------
+
+MINE = {"type": "vllm", "base_url": "http://127.0.0.1:9001/v1", "model": "coder-7b"}
+# The issue's user: one local backend of their own, a token cap, and OPENAI_API_KEY set for other tools.
+ISSUE_USER = {"default_backend": "mine", "backends": {"mine": MINE}, "refactor": {"max_tokens": 4096}}
+ISSUE_WORKSPACE = 'default_backend = "openai"\n[backends.openai]\nmodel = "o1-pro"\n[refactor]\nmax_tokens = 100000\n'
+
+
+def _repo(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "cloned-repo"
+    folder.mkdir(exist_ok=True)
+    (folder / ".refactor-lsp.toml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_workspace_file_cannot_pick_openai_raise_the_model_or_the_token_cap(tmp_path: Path):
+    folder = _repo(tmp_path, ISSUE_WORKSPACE)
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], folder)
+    config = loaded.config
+    assert config.backend().name == "mine"
+    assert config.backends["openai"].model == "gpt-4.1-mini"
+    assert config.refactor.max_tokens == 4096
+    (problem,) = loaded.problems
+    assert problem.startswith(f"{folder / '.refactor-lsp.toml'}: ignored default_backend ('openai': a backend you ")
+    assert "backends.openai.model ('o1-pro', yours is 'gpt-4.1-mini')" in problem
+    assert "refactor.max_tokens (100000, yours is 4096)" in problem
+    assert f"add trusted_workspaces = [{str(folder)!r}] to user.toml" in problem
+
+
+@pytest.mark.parametrize("trust", ["user file", "editor"])
+def test_a_trusted_folder_may_choose_all_of_it(tmp_path: Path, trust: str):
+    folder = _repo(tmp_path, ISSUE_WORKSPACE)
+    user = {**ISSUE_USER, "trusted_workspaces": [str(folder)] if trust == "user file" else []}
+    loaded = load_config(Layer("user.toml", user), [], folder, workspace_trusted_by_editor=trust == "editor")
+    assert loaded.problems == []
+    assert loaded.config.backend().name == "openai" and loaded.config.backend().model == "o1-pro"
+    assert loaded.config.refactor.max_tokens == 100000
+
+
+def test_editor_settings_a_repository_can_fill_are_held_to_the_same_rule(tmp_path: Path):
+    settings = {
+        "defaultBackend": "openai",
+        "backends": {"openai": {"model": "o1-pro"}},
+        "refactor": {"maxTokens": 10**5},
+    }
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [editor_layer(settings, trusted=False)], tmp_path)
+    assert (loaded.config.default_backend, loaded.config.refactor.max_tokens) == ("mine", 4096)
+    assert loaded.config.backends["openai"].model == "gpt-4.1-mini"
+    (problem,) = loaded.problems
+    assert problem.startswith("editor settings: ignored default_backend ('openai': a backend you never configured), ")
+    assert "backends.openai.model" in problem and "refactor.max_tokens" in problem
+    assert "initializationOptions" in problem  # where the user may set them instead
+    # The same settings from the user's own editor config choose freely.
+    trusted = load_config(Layer("user.toml", ISSUE_USER), [editor_layer(settings, "initializationOptions")], tmp_path)
+    assert trusted.problems == [] and trusted.config.backend().model == "o1-pro"
+
+
+@pytest.mark.parametrize("key", sorted(COST_CEILINGS))
+def test_each_cost_ceiling_may_be_lowered_never_raised(tmp_path: Path, key: str):
+    user = Layer("user.toml", {**ISSUE_USER, "refactor": {key: 1000}})
+    for value, applied in ((1001, 1000), (1000, 1000), (999, 999)):
+        loaded = load_config(user, [], _repo(tmp_path, f"[refactor]\n{key} = {value}\n"))
+        assert getattr(loaded.config.refactor, key) == applied, value
+        if value > 1000:
+            (problem,) = loaded.problems
+            assert f"ignored refactor.{key} (1001, yours is 1000)" in problem
+        else:
+            assert loaded.problems == []  # the same or less: quietly applied
+
+
+def test_the_timeouts_are_not_cost_ceilings(tmp_path: Path):
+    """A longer wait sends nothing more; what a slow answer is billed for is capped by the ceilings."""
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, "[refactor]\ntimeout_s = 600\n"))
+    assert loaded.problems == [] and loaded.config.refactor.timeout_s == 600
+
+
+@pytest.mark.parametrize(
+    ("value", "applied", "ignored"),
+    [
+        (256, 256, None),  # never more than the automatic limit, whose minimum it is
+        (100, 100, None),
+        (0, 0, None),
+        (257, 0, "refactor.max_tokens (257 over 256: yours is automatic, from the region's size)"),
+    ],
+)
+def test_under_the_users_automatic_token_limit_a_cap_up_to_its_minimum_is_allowed(
+    tmp_path: Path, value: int, applied: int, ignored: str | None
+):
+    user = Layer("user.toml", {"default_backend": "mine", "backends": {"mine": MINE}})
+    loaded = load_config(user, [], _repo(tmp_path, f"[refactor]\nmax_tokens = {value}\n"))
+    assert loaded.config.refactor.max_tokens == applied
+    assert [ignored in p for p in loaded.problems] == ([True] if ignored else [])
+
+
+def test_the_automatic_token_limit_cannot_replace_the_users_cap(tmp_path: Path):
+    """Twice a large region is more than the user's fixed cap."""
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, "[refactor]\nmax_tokens = 0\n"))
+    assert loaded.config.refactor.max_tokens == 4096
+    assert "refactor.max_tokens (0, automatic, over your 4096)" in loaded.problems[0]
+
+
+def test_the_automatic_minimum_is_the_one_refactors_use():
+    for edit_format in ("region", "hunks"):
+        assert default_max_tokens(0, RefactorSettings(), edit_format) == MIN_AUTO_MAX_TOKENS
+
+
+def test_prediction_may_only_be_turned_off(tmp_path: Path):
+    """A prediction costs tokens: OpenAI bills the rejected ones as output."""
+    user = Layer("user.toml", {"default_backend": "mine", "backends": {"mine": {**MINE, "prediction": "never"}}})
+    loaded = load_config(user, [], _repo(tmp_path, '[backends.mine]\nprediction = "always"\n'))
+    assert loaded.config.backend().prediction == "never"
+    assert "backends.mine.prediction ('always', yours is 'never')" in loaded.problems[0]
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, '[backends.mine]\nprediction = "never"\n'))
+    assert loaded.problems == [] and loaded.config.backend().prediction == "never"
+
+
+def test_the_users_own_model_passes_quietly(tmp_path: Path):
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, '[backends.mine]\nmodel = "coder-7b"\n'))
+    assert loaded.problems == []
+
+
+@pytest.mark.parametrize(
+    ("user", "choice", "allowed"),
+    [
+        ({}, "local", True),  # the built-in default is the user's effective choice when they set none
+        ({}, "local-plain", False),
+        ({}, "openai", False),
+        (ISSUE_USER, "local", False),  # a built-in the user never named, though it is the built-in default
+        ({"backends": {"openai": {"price_input_per_mtok": 0.4}}}, "openai", True),  # they configured it
+        ({"backends": {"mine": {**MINE, "fallback": ["local-plain"]}}}, "local-plain", True),
+    ],
+)
+def test_a_workspace_picks_only_among_the_backends_the_user_named(
+    tmp_path: Path, user: dict, choice: str, allowed: bool
+):
+    loaded = load_config(Layer("user.toml", user), [], _repo(tmp_path, f"default_backend = {choice!r}\n"))
+    assert (loaded.config.default_backend == choice) is allowed
+    assert [f"default_backend ({choice!r}: a backend you never configured)" in p for p in loaded.problems] == (
+        [] if allowed else [True]
+    )
+
+
+def test_backends_named_in_initialization_options_are_the_users(tmp_path: Path):
+    init = editor_layer({"backends": {"gpu": {**MINE, "baseUrl": "http://127.0.0.1:9009/v1"}}}, "initializationOptions")
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [init], _repo(tmp_path, 'default_backend = "gpu"\n'))
+    assert loaded.problems == [] and loaded.config.backend().base_url == "http://127.0.0.1:9009/v1"
+
+
+def test_a_workspace_preset_cannot_name_a_backend_the_user_never_named(tmp_path: Path):
+    preset = '[[actions]]\nid = "x"\ntitle = "X"\ninstruction = "do x"\nbackend = "openai"\n'
+    loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, preset))
+    assert "actions[0].backend ('openai': a backend you never configured)" in loaded.problems[0]
+    assert [p.id for p in loaded.config.actions] == ["x"]  # the rest of the preset still applies

@@ -1,0 +1,161 @@
+"""The server over real LSP with input it must bound or refuse: documents the editor never opened
+(a FIFO among them), a backend that ignores max_tokens, command arguments of the wrong type, and
+requests after `shutdown`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend, Reply
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+WORKSPACE = STATE_DIR / "bounded-workspace"
+SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"
+RENAMED = SOURCE.replace("data", "content")
+INVALID_PARAMS, INVALID_REQUEST = -32602, -32600
+
+
+@pytest.fixture
+def backend():
+    with FakeBackend("openai", step_s=0.001) as fake:
+        yield fake
+
+
+async def start(backend: FakeBackend) -> tuple[LanguageClient, Editor]:
+    client = await ClientServerConfig(
+        server_command=[sys.executable, "-m", "lsp_server"], server_env=SERVER_ENV
+    ).start()
+    editor = Editor(client)
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    return client, editor
+
+
+def cursor(line: int = 1) -> dict:
+    return {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4}}
+
+
+async def round_trip_ms(editor: Editor, uri: str) -> float:
+    started = time.perf_counter()
+    await asyncio.wait_for(editor.code_actions(uri, editor.cursor_at(uri, "data =")), 5)
+    return (time.perf_counter() - started) * 1000
+
+
+async def test_a_document_the_editor_never_opened_is_refused_and_not_read(backend: FakeBackend):
+    client, editor = await start(backend)
+    on_disk = WORKSPACE / "never-opened.py"
+    on_disk.write_text(SOURCE, encoding="utf-8")
+    fifo = WORKSPACE / "pipe.py"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    for path in (on_disk, fifo):
+        uri = path.as_uri()
+        # Listing actions never reads the file (a FIFO would block the whole server): nothing is offered.
+        actions = await asyncio.wait_for(
+            client.text_document_code_action_async(
+                types.CodeActionParams(
+                    types.TextDocumentIdentifier(uri),
+                    types.Range(types.Position(1, 4), types.Position(1, 4)),
+                    types.CodeActionContext(diagnostics=[]),
+                )
+            ),
+            5,
+        )
+        assert not actions
+        reply = await asyncio.wait_for(
+            editor.execute("refactorLsp.refactor", {"uri": uri, "range": cursor(), "instruction": "rename"}), 5
+        )
+        assert reply["status"] == "error"
+        assert "is not open in the editor" in reply["message"] and "open it and try again" in reply["message"]
+    assert backend.requests == [], "a file the editor never opened was sent to the backend"
+    assert on_disk.read_text(encoding="utf-8") == SOURCE
+    # The server still serves an open document normally.
+    uri = editor.open(WORKSPACE / "opened.py", SOURCE)
+    reply = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": "rename data to content"},
+    )
+    assert reply["status"] == "applied" and editor.buffers[uri] == RENAMED
+    await client.shutdown_session()
+
+
+async def test_a_backend_that_ignores_max_tokens_is_cut_off_and_the_buffer_kept(backend: FakeBackend):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "flood.py", SOURCE)
+    backend.enqueue(Reply(flood_chunk_chars=256 * 1024, flood_max_bytes=512 << 20))
+    task = asyncio.create_task(
+        editor.execute(
+            "refactorLsp.refactor", {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": "x"}
+        )
+    )
+    reply = await asyncio.wait_for(task, 30)
+    assert reply["status"] == "error"
+    assert "does not keep to max_tokens" in reply["message"]
+    assert [m for m in editor.messages() if "max_tokens" in m] == ["refactor-lsp: " + reply["message"]]
+    assert editor.buffers[uri] == SOURCE and not editor.edits_received
+    assert backend.flood_sent < 32 << 20, backend.flood_sent
+    assert await round_trip_ms(editor, uri) < 1000  # still serving
+    await client.shutdown_session()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("instruction", {"text": "rename"}, "`instruction` must be a string, not an object"),
+        ("backend", ["fake"], "`backend` must be a string (a configured backend's name), not an array"),
+        ("prediction", "yes", "`prediction` must be true or false, not a string"),
+        ("wait", 0, "`wait` must be true or false, not a number"),
+        ("actionId", 7, "`actionId` must be a string, not a number"),
+        ("diagnostics", "line 1: x", "`diagnostics` must be an array of strings, not a string"),
+        ("diagnostics", [{"message": "x"}], "`diagnostics` must be an array of strings"),
+        ("editFormat", True, "`editFormat` must be a string, not a boolean"),
+        ("uri", 42, "`uri` must be a string (the document's URI), not a number"),
+    ],
+)
+async def test_an_argument_of_the_wrong_type_is_invalid_params_naming_it(
+    backend: FakeBackend, field: str, value: object, problem: str
+):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "typed.py", SOURCE)
+    arguments = {"uri": uri, "range": cursor(), "instruction": "rename data to content", field: value}
+    with pytest.raises(JsonRpcException) as info:
+        await editor.execute("refactorLsp.refactor", arguments)
+    assert info.value.code == INVALID_PARAMS
+    assert problem in str(info.value)
+    assert "Traceback" not in str(info.value) and "Traceback" not in repr(info.value.data)
+    assert backend.requests == [] and editor.buffers[uri] == SOURCE
+    await client.shutdown_session()
+
+
+async def test_a_request_after_shutdown_gets_invalid_request_at_once(backend: FakeBackend):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "after-shutdown.py", SOURCE)
+    await client.shutdown_async(None)
+    with pytest.raises(JsonRpcException) as info:
+        await asyncio.wait_for(editor.code_actions(uri, editor.cursor_at(uri, "data =")), 5)
+    assert info.value.code == INVALID_REQUEST and "shutting down" in str(info.value)
+    with pytest.raises(JsonRpcException) as info:
+        await asyncio.wait_for(editor.execute("refactorLsp.showStats"), 5)
+    assert info.value.code == INVALID_REQUEST
+    client.exit(None)
+    await asyncio.wait_for(client._server.wait(), 5)  # type: ignore[union-attr]
+    assert client._server.returncode == 0  # type: ignore[union-attr]
+    await client.stop()
