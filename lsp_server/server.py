@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from .actions import KIND, kind_requested, list_actions
@@ -139,7 +140,10 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
     # A coroutine on purpose: handlers' tasks start in arrival order, so a refactor requested just
     # before this has registered itself by the time this runs.
     target = arguments[0] if arguments else None
-    uri = target.get("uri") if isinstance(target, Mapping) else target if isinstance(target, str) else None
+    uri = target.get("uri") if isinstance(target, Mapping) else target
+    if uri is not None and not isinstance(uri, str):
+        # Read as "no document", it would cancel every refactor: a wrong type is refused by name.
+        raise JsonRpcInvalidParams("refactorLsp.cancel takes {uri} (a string), a URI or nothing; `uri` is not a string")
     count = ls.cancel(uri)
     if count == 0:
         ls.tell("no refactor is running" + (" on this file" if uri else ""))

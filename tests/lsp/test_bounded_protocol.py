@@ -159,3 +159,19 @@ async def test_a_request_after_shutdown_gets_invalid_request_at_once(backend: Fa
     await asyncio.wait_for(client._server.wait(), 5)  # type: ignore[union-attr]
     assert client._server.returncode == 0  # type: ignore[union-attr]
     await client.stop()
+
+
+@pytest.mark.parametrize("argument", [["file:///x.py"], {"uri": 7}, 3])
+async def test_cancel_with_an_argument_of_the_wrong_type_cancels_nothing(backend: FakeBackend, argument: object):
+    client, editor = await start(backend)
+    uri = editor.open(WORKSPACE / "cancel-typed.py", SOURCE)
+    backend.enqueue(Reply(stall_after_chars=5, stall_s=2))
+    running = editor.start_refactor(uri, "data =", "rename data to content")
+    while backend.active_streams < 1:
+        await asyncio.sleep(0.01)
+    with pytest.raises(JsonRpcException) as info:
+        await editor.execute("refactorLsp.cancel", argument)
+    assert info.value.code == INVALID_PARAMS and "`uri` is not a string" in str(info.value)
+    reply = await asyncio.wait_for(running, 10)
+    assert reply["status"] == "applied" and editor.buffers[uri] == RENAMED  # not cancelled
+    await client.shutdown_session()
