@@ -15,8 +15,8 @@
 ;; Backends (where your code and API keys are sent) belong in `refactor-lsp-settings', which
 ;; eglot sends as initializationOptions, or in ~/.config/refactor-lsp/config.toml: both are yours
 ;; alone.  A repository's .dir-locals.el can set `eglot-workspace-configuration' (eglot marks it
-;; safe), so the server takes only non-routing settings from it unless you trust the folder
-;; (see the docstring of `refactor-lsp-settings').
+;; safe), so unless you trust the folder the server takes from it only what neither routes
+;; code or keys nor raises a refactor's cost (see the docstring of `refactor-lsp-settings').
 
 (require 'eglot)
 
@@ -34,13 +34,15 @@ where your code and keys go: `baseUrl', `apiKeyEnv', `headers', `type', `verifyT
   (:defaultBackend \"mine\"
    :backends (:mine (:type \"vllm\" :baseUrl \"http://127.0.0.1:8000/v1\" :model \"local\")))
 
-Per project, `eglot-workspace-configuration' in a .dir-locals.el may set only what does not
-route code or keys: `refactor' settings, `actions', a backend's `model' or `prediction', or
-`defaultBackend' among YOUR backends, e.g.
+Per project, `eglot-workspace-configuration' in a .dir-locals.el may set only what neither
+routes code or keys nor raises a refactor's cost: `refactor' settings (its limits `maxTokens',
+`contextChars', `maxRegionChars', `maxFileChars', `maxRetries' no higher than yours; with
+your `maxTokens' 0, automatic, at most 256), `actions', a backend's `model' or `prediction'
+only as yours (or `prediction' \"never\"), and `defaultBackend' among YOUR backends, e.g.
   ((nil . ((eglot-workspace-configuration
             . (:refactorLsp (:defaultBackend \"mine\" :refactor (:scope \"block\")))))))
 Eglot marks that variable safe, so any repository you open can set it: refactor-lsp ignores
-the routing keys it sets (and says so) unless you trust the folder, with
+the rest of what it sets (and says so) unless you trust the folder, with
 trusted_workspaces = [\"/path/to/folder\"] in ~/.config/refactor-lsp/config.toml.")
 
 (add-to-list 'eglot-server-programs

@@ -37,7 +37,8 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
 
   const middleware: Middleware = {
     // The server's settings, without the ones only this extension reads; in an untrusted workspace,
-    // where code and keys go comes from the user's settings only (src/trust.ts says why).
+    // where code and keys go comes from the user's settings only, and what a refactor may cost is at
+    // most what they allow (src/trust.ts says why).
     workspace: {
       configuration: async (params, token, next) => {
         const result = await next(params, token);
@@ -102,7 +103,8 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: SECTION },
     // The settings themselves arrive through workspace/configuration, per folder and always current.
-    // configurationTrusted: those answers never carry a repository's routing values (see the middleware).
+    // configurationTrusted: those answers never carry a repository's routing values, nor raise what a
+    // refactor may cost (see the middleware).
     initializationOptions: {
       workspaceTrusted: vscode.workspace.isTrusted,
       configurationTrusted: true,

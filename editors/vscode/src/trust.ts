@@ -1,18 +1,54 @@
 // What a workspace VS Code does not trust may tell the server (pure: no `vscode` import, unit-tested).
 //
 // The extension sends `configurationTrusted: true` with initialize: it promises the server that its
-// `workspace/configuration` answers never carry a repository's choice of where code and keys go.
-// VS Code's Workspace Trust alone does not keep that promise: `restrictedConfigurations` drops a
-// restricted setting only under its own key, so an untrusted folder's `.vscode/settings.json` can
-// still reach inside one with a longer dotted key ("refactorLsp.backends.fake.baseUrl": "..."), and
-// can add keys this extension never declared. So in an untrusted workspace the answer is rebuilt:
-// the routing settings from the user's own settings only, and only the settings declared here.
+// `workspace/configuration` answers never carry a repository's choice of where code and keys go,
+// which backend serves them, or how much a refactor may cost (lsp_server/config.py,
+// `restrict_untrusted`). VS Code's Workspace Trust alone does not keep that promise:
+// `restrictedConfigurations` drops a restricted setting only under its own key, so an untrusted
+// folder's `.vscode/settings.json` can still reach inside one with a longer dotted key
+// ("refactorLsp.backends.fake.baseUrl": "..."), can add keys this extension never declared (the
+// server reads "refactorLsp.refactor.max_tokens" as `maxTokens`), and sets every `refactor` key.
+// So in an untrusted workspace the answer is rebuilt from the declared settings only: the routing
+// ones from the user's own settings, `refactor`'s cost ceilings no higher than the user's own, and
+// the rest of `refactor` from the workspace.
 
 /** The server's settings this extension contributes (package.json), as keys of the `refactorLsp` section. */
 export const SERVER_SETTINGS = ["defaultBackend", "backends", "refactor", "actions", "logLevel"] as const;
 
 /** Those that decide where code and keys are sent: in an untrusted workspace, the user's values only. */
 export const ROUTING_SETTINGS: readonly string[] = ["defaultBackend", "backends"];
+
+/** The declared `refactorLsp.refactor.*` settings (package.json): no other key of `refactor` is sent. */
+export const REFACTOR_SETTINGS: readonly string[] = [
+  "temperature",
+  "scope",
+  "editFormat",
+  "hunksMinLines",
+  "timeoutS",
+  "connectTimeoutS",
+  "firstTokenTimeoutS",
+  "idleTimeoutS",
+  "maxRetries",
+  "maxTokens",
+  "contextChars",
+  "maxRegionChars",
+  "maxFileChars",
+  "preview",
+];
+
+/** `refactor`'s ceilings on what one refactor sends and may be billed for (the server's COST_CEILINGS):
+ *  an untrusted workspace may only lower them below the user's own values. */
+export const REFACTOR_CEILINGS: readonly string[] = [
+  "maxTokens",
+  "contextChars",
+  "maxRegionChars",
+  "maxFileChars",
+  "maxRetries",
+];
+
+/** `maxTokens` 0 sizes the limit from the region, never below this (the server's MIN_AUTO_MAX_TOKENS):
+ *  under a user's automatic limit, a workspace may fix one up to it. */
+export const MIN_AUTO_MAX_TOKENS = 256;
 
 /** Settings of this extension itself (which program runs): restricted too, never sent to the server. */
 export const CLIENT_SETTINGS = ["server", "trace"] as const;
@@ -33,7 +69,7 @@ export function userScopeValue<T>(inspected: { defaultValue?: T; globalValue?: T
 }
 
 /** The `refactorLsp` section sent to the server: as VS Code gives it in a trusted workspace, rebuilt
- *  from declared settings (routing ones from the user's scopes) in an untrusted one. */
+ *  from declared settings (routing ones from the user's scopes, ceilings capped by them) in an untrusted one. */
 export function sectionForServer(
   section: Record<string, unknown>,
   trusted: boolean,
@@ -47,8 +83,65 @@ export function sectionForServer(
     return out;
   }
   for (const key of SERVER_SETTINGS) {
-    const value = ROUTING_SETTINGS.includes(key) ? userValue(key) : section[key];
+    let value = ROUTING_SETTINGS.includes(key) ? userValue(key) : section[key];
+    if (key === "refactor") value = untrustedRefactor(value, userValue);
+    if (key === "actions") value = untrustedActions(value, userValue);
     if (value !== undefined) out[key] = value;
   }
   return out;
+}
+
+/** `refactor` from an untrusted workspace: its declared keys, each ceiling at most the user's own. */
+function untrustedRefactor(refactor: unknown, userValue: UserValue): Record<string, unknown> | undefined {
+  const given = isObject(refactor) ? refactor : {};
+  const out: Record<string, unknown> = {};
+  for (const key of REFACTOR_SETTINGS) {
+    const value = REFACTOR_CEILINGS.includes(key)
+      ? ceiling(key, given[key], userValue(`refactor.${key}`))
+      : given[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** The value sent for a ceiling: the workspace's when it is a count no higher than the user's `mine`,
+ *  else the user's own. With none of the user's (unset, null), nothing: the server then keeps the
+ *  user's file or its default, which the extension cannot see, so no workspace value can be checked
+ *  against it (a workspace's `null` would mean "unset" too, so it gets the user's value, not null). */
+export function ceiling(key: string, workspace: unknown, mine: unknown): unknown {
+  if (mine === undefined || mine === null) return undefined;
+  return isCount(workspace) && isCount(mine) && !raises(key, workspace, mine) ? workspace : mine;
+}
+
+/** Would `value` raise the user's ceiling `mine`? As the server's `_raises`. */
+export function raises(key: string, value: number, mine: number): boolean {
+  if (key === "maxTokens" && mine === 0) return value > MIN_AUTO_MAX_TOKENS; // automatic: a cap up to its minimum
+  if (key === "maxTokens" && value === 0) return true; // automatic: twice a large region can pass the user's cap
+  return value > mine;
+}
+
+/** `actions` from an untrusted workspace: a preset may name only a backend of the user's settings. */
+function untrustedActions(actions: unknown, userValue: UserValue): unknown {
+  if (!Array.isArray(actions)) return actions;
+  const backends = userValue("backends");
+  const named = new Set([...(isObject(backends) ? Object.keys(backends) : []), userValue("defaultBackend")]);
+  return actions.map((preset) =>
+    isObject(preset)
+      ? Object.fromEntries(Object.entries(preset).filter(([k, v]) => snake(k) !== "backend" || named.has(v)))
+      : preset,
+  );
+}
+
+/** A key as the server reads it (camelCase, kebab-case and snake_case are one key there). */
+function snake(key: string): string {
+  return key.replace(/(?<=[a-z0-9])([A-Z])/g, "_$1").toLowerCase().replace(/-/g, "_");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What the server accepts for a ceiling: a whole number, 0 or more (else it would use the layer below). */
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }

@@ -4,7 +4,8 @@
 //
 // Workspace Trust is on, as for users: the main folder is trusted at VS Code's startup prompt; the
 // last steps open an untrusted folder whose .vscode/settings.json and .refactor-lsp.toml point the
-// user's backend at another host (a loopback listener that records every connection).
+// user's backend at another host (a loopback listener that records every connection) and raise the
+// user's refactor.maxTokens (a recording proxy in front of the fake backend shows what it was asked).
 //
 //   bash scripts/setup-test-env.sh && npm run package && node test/e2e.mjs
 //
@@ -14,6 +15,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -68,6 +70,34 @@ async function startHostile() {
   hostile.close = () => server.close();
   return hostile;
 }
+
+/** A loopback proxy in front of `target` that keeps every JSON request body it forwards (`requests`). */
+async function startRecorder(target) {
+  const recorder = { requests: [], url: "" };
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      try {
+        if (body.length) recorder.requests.push(JSON.parse(body.toString("utf8")));
+      } catch {}
+      const upstream = http.request(new URL(req.url, target), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on("error", () => res.destroy());
+      res.on("close", () => upstream.destroy()); // a cancelled refactor hangs up on the backend too
+      upstream.end(body);
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  recorder.url = `http://127.0.0.1:${server.address().port}${new URL(target).pathname}`;
+  recorder.close = () => server.close();
+  return recorder;
+}
+const USER_MAX_TOKENS = 2000;
 
 // -- processes -----------------------------------------------------------------------------------
 const children = [];
@@ -226,6 +256,7 @@ async function main() {
     new Promise((_, reject) => setTimeout(() => reject(new Error("the fake backend did not start")), 15_000)),
   ]);
   const backendUrl = String(line).trim().split("\n")[0];
+  const recorder = await startRecorder(backendUrl);
 
   const workspace = path.join(TMP, "project");
   fs.mkdirSync(workspace, { recursive: true });
@@ -234,7 +265,8 @@ async function main() {
 
   // A repository the user has not trusted: it points the user's backend `fake` at its own host, in
   // every way a folder can: the restricted setting itself (VS Code drops it), a dotted key reaching
-  // inside it (VS Code lets it through), a claim of trust, and the folder's own .refactor-lsp.toml.
+  // inside it (VS Code lets it through), a claim of trust, and the folder's own .refactor-lsp.toml;
+  // and it raises the user's token limit, under the declared key and the snake_case one the server also reads.
   const hostile = await startHostile();
   const untrusted = path.join(TMP, "untrusted-project");
   fs.mkdirSync(path.join(untrusted, ".vscode"), { recursive: true });
@@ -247,6 +279,8 @@ async function main() {
         "refactorLsp.backends.fake.baseUrl": hostile.url,
         "refactorLsp.workspaceTrusted": true,
         "refactorLsp.trustedWorkspaces": [untrusted],
+        "refactorLsp.refactor.maxTokens": 100000,
+        "refactorLsp.refactor.max_tokens": 100000,
       },
       null,
       2,
@@ -264,7 +298,8 @@ async function main() {
     JSON.stringify(
       {
         "refactorLsp.defaultBackend": "fake",
-        "refactorLsp.backends": { fake: { type: "openai", baseUrl: backendUrl, model: "fake-model" } },
+        "refactorLsp.backends": { fake: { type: "openai", baseUrl: recorder.url, model: "fake-model" } },
+        "refactorLsp.refactor.maxTokens": USER_MAX_TOKENS,
         "refactorLsp.trace.server": "messages",
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
@@ -447,6 +482,7 @@ async function main() {
       await openFile(page, "sample.py");
       await until("the sample in the editor", async () => (await editorText(page)).includes("def shout(words):") || (await editorText(page)));
       await page.locator(".editor-instance .view-line").filter({ hasText: "return" }).first().click(); // inside load()
+      const asked = recorder.requests.length;
       await palette(page, "Refactor with Prediction...");
       await instructionBox(page);
       await page.locator(".quick-input-widget input").fill("rename data to content");
@@ -463,6 +499,11 @@ async function main() {
       // The server said what it ignored (the folder's .refactor-lsp.toml), and nothing reached that host.
       await toast(page, "ignored backends.fake.base_url").first().waitFor({ timeout: WAIT });
       if (hostile.connections) throw await reached();
+      // The folder's maxTokens (100000) did not raise the user's (USER_MAX_TOKENS).
+      const limits = recorder.requests.slice(asked).map((r) => r.max_tokens ?? r.max_completion_tokens);
+      if (!limits.length || limits.some((n) => !(n <= USER_MAX_TOKENS))) {
+        throw new Error(`the untrusted folder's maxTokens reached the backend: max_tokens ${JSON.stringify(limits)}`);
+      }
       await page.screenshot({ path: path.join(RESULTS, "untrusted.png") });
       await page.keyboard.press("Control+Z");
       await until("the edit undone", async () => norm(await editorText(page)) === norm(SAMPLE) || (await editorText(page)));
@@ -485,9 +526,12 @@ async function main() {
       // A connection comes before its bytes: wait for the request line, not only the connection.
       await until("a request line from the folder's host", async () => hostile.received.includes("\n"));
       if (!/POST \/v1\/chat\/completions/.test(hostile.received)) throw new Error(`not a refactor request: ${hostile.received.slice(0, 300)}`);
+      // ... with the folder's maxTokens, which the untrusted step kept out.
+      await until("the folder's max_tokens in that request", async () => /"max_tokens":\s*100000\b/.test(hostile.received) || hostile.received.slice(-300));
     });
   } finally {
     hostile.close();
+    recorder.close();
     console.log(`vscode e2e: ${results.passed} passed, ${results.failed} failed`);
     if (results.failed) {
       for (const name of ["server.log", "code-server.log", "fake-backend.log"]) {

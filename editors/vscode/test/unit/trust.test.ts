@@ -4,9 +4,13 @@ import * as path from "node:path";
 import { test } from "node:test";
 import {
   CLIENT_SETTINGS,
+  MIN_AUTO_MAX_TOKENS,
+  REFACTOR_CEILINGS,
+  REFACTOR_SETTINGS,
   RESTRICTED_SETTINGS,
   ROUTING_SETTINGS,
   SERVER_SETTINGS,
+  ceiling,
   sectionForServer,
   userScopeValue,
 } from "../../src/trust";
@@ -14,6 +18,9 @@ import {
 // out/test/trust.test.cjs → the extension's package.json
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 const contributed: string[] = Object.keys(manifest.contributes.configuration.properties);
+// out/test/trust.test.cjs → the server's schema, whose rule src/trust.ts keeps for untrusted workspaces
+const schema = fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "lsp_server", "config_schema.py"), "utf8");
+const camel = (key: string): string => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const restricted: string[] = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
 
 const userBackends = { fake: { type: "openai", baseUrl: "http://127.0.0.1:1111/v1", model: "m" } };
@@ -82,4 +89,98 @@ test("the user's scopes: user settings over defaults, never the workspace's", ()
   assert.equal(userScopeValue(undefined), undefined);
   const inspected = { defaultValue: null, globalValue: undefined, workspaceFolderValue: "w" };
   assert.equal(userScopeValue(inspected), null);
+});
+
+// -- refactor's cost ceilings in an untrusted workspace ------------------------------------------
+
+/** The user's own scopes: their backends, and these refactor settings (unset ones: the declared null). */
+const userWith =
+  (refactor: Record<string, unknown>) =>
+  (key: string): unknown => {
+    if (key.startsWith("refactor.")) return refactor[key.slice("refactor.".length)] ?? null;
+    return user(key);
+  };
+const raised = {
+  maxTokens: 100_000,
+  contextChars: 10_000_000,
+  maxRegionChars: 10_000_000,
+  maxFileChars: 100_000_000,
+  maxRetries: 50,
+};
+const mine = { maxTokens: 2000, contextChars: 30_000, maxRegionChars: 50_000, maxFileChars: 1_000_000, maxRetries: 1 };
+
+/** What the server is sent for one ceiling `key` the workspace sets to `value`, under the user's `own`. */
+const sent = (key: string, value: unknown, own: unknown): unknown => {
+  const section = sectionForServer({ ...hostile, refactor: { [key]: value } }, false, userWith({ [key]: own }));
+  return (section.refactor as Record<string, unknown> | undefined)?.[key];
+};
+
+test("the ceilings are the server's COST_CEILINGS, each a declared refactor setting", () => {
+  const declared = contributed.filter((k) => k.startsWith("refactorLsp.refactor.")).map((k) => k.split(".")[2]);
+  assert.deepEqual([...REFACTOR_SETTINGS].sort(), declared.sort());
+  const costs = /COST_CEILINGS = frozenset\(\{([^}]*)\}\)/.exec(schema)?.[1];
+  assert.ok(costs, "COST_CEILINGS not found in lsp_server/config_schema.py");
+  const keys = [...costs.matchAll(/"(\w+)"/g)].map((m) => camel(m[1]));
+  assert.deepEqual([...REFACTOR_CEILINGS].sort(), keys.sort());
+  assert.equal(Number(/MIN_AUTO_MAX_TOKENS = (\d+)/.exec(schema)?.[1]), MIN_AUTO_MAX_TOKENS);
+});
+
+test("untrusted: a workspace cannot raise a refactor ceiling above the user's; the rest of refactor still applies", () => {
+  const refactor = { ...raised, scope: "block", timeoutS: 600 };
+  const section = sectionForServer({ ...hostile, refactor }, false, userWith(mine));
+  assert.deepEqual(section.refactor, { ...mine, scope: "block", timeoutS: 600 });
+});
+
+test("untrusted: a workspace may lower a ceiling, or repeat the user's value", () => {
+  const lower = { maxTokens: 500, contextChars: 0, maxRegionChars: 50_000, maxFileChars: 10, maxRetries: 0 };
+  assert.deepEqual(sectionForServer({ ...hostile, refactor: lower }, false, userWith(mine)).refactor, lower);
+});
+
+test("untrusted: with the user's automatic maxTokens (0), a workspace may fix it at most at 256", () => {
+  assert.equal(sent("maxTokens", 100_000, 0), 0);
+  assert.equal(sent("maxTokens", MIN_AUTO_MAX_TOKENS + 1, 0), 0);
+  assert.equal(sent("maxTokens", MIN_AUTO_MAX_TOKENS, 0), MIN_AUTO_MAX_TOKENS);
+  assert.equal(sent("maxTokens", 100, 0), 100);
+  assert.equal(sent("maxTokens", 0, 0), 0);
+});
+
+test("untrusted: a workspace cannot set maxTokens to 0 (automatic) over the user's fixed cap", () => {
+  assert.equal(sent("maxTokens", 0, 2000), 2000);
+  assert.equal(sent("maxTokens", 2000, 2000), 2000);
+  assert.equal(sent("maxTokens", 1999, 2000), 1999);
+  assert.equal(ceiling("maxTokens", 0, 2000), 2000);
+});
+
+test("untrusted: no ceiling of the user's (unset), none of the workspace's: the server keeps the user's file or default", () => {
+  const section = sectionForServer({ ...hostile, refactor: { ...raised, maxTokens: 10, scope: "block" } }, false, userWith({}));
+  assert.deepEqual(section.refactor, { scope: "block" });
+});
+
+test("untrusted: a null, negative, fractional or non-number ceiling is the user's (else the server would use the layer below)", () => {
+  for (const bad of [null, -1, 1.5, "10", true, { x: 1 }, Number.NaN]) {
+    assert.equal(sent("contextChars", bad, 30_000), 30_000, String(bad));
+    assert.equal(sent("maxTokens", bad, 0), 0, String(bad));
+  }
+});
+
+test("untrusted: refactor keys the extension does not declare are dropped (the server reads max_tokens as maxTokens)", () => {
+  const refactor = { maxTokens: 2000, max_tokens: 100_000, MaxTokens: 100_000, "max-tokens": 100_000, scope: "file" };
+  assert.deepEqual(sectionForServer({ ...hostile, refactor }, false, userWith(mine)).refactor, { ...mine, scope: "file" });
+});
+
+test("untrusted: a preset names only a backend of the user's settings", () => {
+  const actions = [
+    { id: "a", title: "A", instruction: "do a", backend: "openai" },
+    { id: "b", title: "B", instruction: "do b", Backend: "local" },
+    { id: "c", title: "C", instruction: "do c", backend: "fake" },
+  ];
+  assert.deepEqual(sectionForServer({ ...hostile, actions }, false, user).actions, [
+    { id: "a", title: "A", instruction: "do a" },
+    { id: "b", title: "B", instruction: "do b" },
+    { id: "c", title: "C", instruction: "do c", backend: "fake" },
+  ]);
+});
+
+test("trusted: the workspace's refactor as VS Code gives it", () => {
+  assert.deepEqual(sectionForServer({ ...hostile, refactor: raised }, true, userWith(mine)).refactor, raised);
 });
