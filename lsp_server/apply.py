@@ -13,8 +13,9 @@ from typing import Protocol
 
 from lsprotocol import types
 
-from .edits import PositionMapper, Replacement, rebase
+from .edits import Replacement, rebase
 from .refactor import RefactorResult
+from .text import PositionEncoding, PositionMapper
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class Editor(Protocol):
     """What applying needs of the editor (the server implements it; tests may fake it)."""
 
     @property
-    def encoding(self) -> str: ...
+    def encoding(self) -> PositionEncoding: ...
 
     @property
     def client_capabilities(self) -> types.ClientCapabilities: ...
@@ -53,14 +54,14 @@ def workspace_edit(
     version: int | None,
     text: str,
     edits: list[Replacement],
-    encoding: str,
+    encoding: PositionEncoding,
     *,
     document_changes: bool,
     preview: bool,
     label: str,
 ) -> types.WorkspaceEdit:
     """The edit for one document only; versioned when the client takes documentChanges."""
-    mapper = PositionMapper(text, encoding)  # type: ignore[arg-type]
+    mapper = PositionMapper(text, encoding)
 
     def lsp_range(edit: Replacement) -> types.Range:
         return types.Range(types.Position(*mapper.position(edit.start)), types.Position(*mapper.position(edit.end)))

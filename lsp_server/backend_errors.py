@@ -1,5 +1,6 @@
-"""What a backend's failure means for the user: each message names what to fix (the URL, the
-environment variable, the setting), and never shows the key."""
+"""BackendError, the one error a backend call raises, and what a backend's failure means for the
+user: each message names what to fix (the URL, the environment variable, the setting), and never
+shows the key."""
 
 from __future__ import annotations
 
@@ -7,6 +8,19 @@ import ssl
 from typing import Any
 
 from .config import BackendConfig, ConfigError, api_key, is_loopback_url
+
+
+class BackendError(Exception):
+    """A backend problem, said so the user knows what to do. `fallback_ok`: another backend may serve."""
+
+    def __init__(self, message: str, *, fallback_ok: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.fallback_ok = fallback_ok
+        self.status = status
+
+
+class PredictionUnsupported(BackendError):
+    pass
 
 
 def redact(text: str, backend: BackendConfig) -> str:

@@ -11,18 +11,12 @@ import difflib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import __version__
-from .config import (
-    WORKSPACE_FILE,
-    BackendConfig,
-    Config,
-    ConfigError,
-    LoadedConfig,
-    editor_layer,
-    load_config,
-    user_layer,
-)
+from .config import LoadedConfig, load_config
+from .config_layers import editor_layer, user_layer
+from .config_schema import WORKSPACE_FILE, BackendConfig, Config, ConfigError, ScopeMode
 from .safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
 
@@ -55,17 +49,6 @@ def load_cli_config(config_file: str | None, near: Path | None, settings: str | 
     for problem in loaded.problems:
         _error(problem)
     return loaded
-
-
-def _keep_refused_answer(answer: str) -> Path | None:
-    """Keep the answer a refusal held back where the editor's message points too, so it can be judged."""
-    from .history import REFUSED_ANSWER, write_state_file
-
-    try:
-        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", "replace"))
-    except OSError as exc:
-        _error(f"cannot keep the refused answer: {exc}")
-        return None
 
 
 def _parse_lines(spec: str, text: str) -> tuple[int, int]:
@@ -104,11 +87,16 @@ def _read_source(path: Path, max_chars: int) -> str:
 
 
 async def _refactor(args: argparse.Namespace) -> int:
+    from .edit_format import FormatHistory
     from .engine import Engine
+    from .history import History
     from .refactor import RefactorError, RefactorRequest
     from .scope import line_span, split_lines
+    from .state_files import keep_refused_answer
+    from .stats_text import summary
 
     path = Path(args.path)
+    scope: ScopeMode | None
     try:
         loaded = load_cli_config(args.config, path)
         text = _read_source(path, loaded.config.refactor.max_file_chars)
@@ -144,17 +132,19 @@ async def _refactor(args: argparse.Namespace) -> int:
         instruction=args.instruction,
         backend=args.backend,
         prediction=False if args.no_prediction else None,
-        scope=scope,  # type: ignore[arg-type]
+        scope=scope,
         edit_format=args.edit_format,
     )
-    engine = Engine(records_history=False)  # a CLI refactor is not written to the history
+    # `auto` learns from the server's history; a CLI refactor is not written to it, so it never tries
+    # the other format (it would be the first try every time).
+    engine = Engine(FormatHistory(tries=False).learn(History().read()))
     try:
         result = await engine.refactor(request, config)
     except RefactorError as exc:
-        kept = _keep_refused_answer(exc.output) if exc.output is not None else None
+        kept = keep_refused_answer(exc.output) if exc.output is not None else None
         _error(str(exc) + (f" (the model's answer: {kept})" if kept else ""))
         if exc.stats is not None:
-            print(exc.stats.summary(), file=sys.stderr)
+            print(summary(exc.stats), file=sys.stderr)
         if args.json:
             outcome = {
                 "outcome": "refused" if exc.output is not None else "error",  # refused: an answer came, unusable
@@ -178,12 +168,10 @@ async def _refactor(args: argparse.Namespace) -> int:
             _error(str(exc))
             return EXIT_FAILED
         print(f"wrote {path}", file=sys.stderr)
-    result.stats.applied = bool(result.edits) and args.write
+    stats = result.stats.with_outcome(str(path.resolve()), applied=bool(result.edits) and args.write)
     if args.json:
-        outcome = ("applied" if args.write else "edit") if result.edits else "unchanged"
-        print(
-            json.dumps({"outcome": outcome, "new_text": new_text, "stats": result.stats.to_dict()}, ensure_ascii=False)
-        )
+        done = ("applied" if args.write else "edit") if result.edits else "unchanged"
+        print(json.dumps({"outcome": done, "new_text": new_text, "stats": stats.to_dict()}, ensure_ascii=False))
     elif not args.write:
         before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
         diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
@@ -192,12 +180,13 @@ async def _refactor(args: argparse.Namespace) -> int:
         )
     if not result.edits:
         print("no changes: the model's answer equals the region", file=sys.stderr)
-    print(result.stats.summary(), file=sys.stderr)
+    print(summary(stats), file=sys.stderr)
     return EXIT_OK
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from .backends import BackendError, PredictionUnsupported, StreamRequest
+    from .backend_errors import BackendError, PredictionUnsupported
+    from .backend_stream import StreamRequest
     from .config import api_key
     from .engine import Engine
 
@@ -309,6 +298,7 @@ def _write_report(path: str, text: str) -> None:
 async def _bench(args: argparse.Namespace) -> int:
     from .bench import (
         BenchError,
+        SizeRuleOnly,
         default_tasks_dir,
         load_tasks,
         make_plan,
@@ -336,7 +326,7 @@ async def _bench(args: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_USAGE
     # The user's history must not steer `auto` in a measurement (the bench decides it by size).
-    engine = Engine(learn_from_history_file=False)
+    engine = Engine(SizeRuleOnly())
     try:
         report = await measure(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
     except BenchError as exc:
@@ -362,7 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .startup import fast_imports
 
     with fast_imports():  # lsprotocol's classes without compiling their methods again
-        from .server import serve
+        from .handlers import serve
 
     serve(log_file=args.log_file, verbose=args.verbose)
     return EXIT_OK
@@ -372,7 +362,7 @@ def _logging_options(defaults: bool) -> argparse.ArgumentParser:
     """-v and --log-file, accepted before or after the subcommand. A subcommand's copies default to
     "not given" (SUPPRESS), so flags given before the subcommand are not overwritten by defaults."""
     options = argparse.ArgumentParser(add_help=False)
-    unset = {} if defaults else {"default": argparse.SUPPRESS}
+    unset: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
     options.add_argument(
         "--log-file", help="also write the log to this file (user-only permissions)", **({"default": None} | unset)
     )

@@ -23,6 +23,8 @@ PredictionMode = Literal["auto", "always", "never"]
 ScopeMode = Literal["auto", "selection", "block", "file"]
 EditFormat = Literal["auto", "region", "hunks"]
 LogLevel = Literal["error", "warning", "info", "debug"]
+# How the prediction reached a backend: the `prediction` field, the prompt a server drafts from, or not at all.
+PredictionVia = Literal["field", "prompt", "off"]
 
 WORKSPACE_FILE = ".refactor-lsp.toml"
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .config import EditFormat
-from .stats import RefactorStats
+from .history import HistoryRecord
 from .text import count_of
 
 FORMATS = ("region", "hunks")
@@ -88,8 +88,8 @@ class FormatHistory:
     def record(self, backend: str, edit_format: str, region_lines: int, applied: bool, latency_ms: float) -> None:
         self._samples[(backend, edit_format, size_bucket(region_lines))].append(_Sample(applied, latency_ms))
 
-    def record_stats(self, records: Iterable[RefactorStats]) -> FormatHistory:
-        """Learn from the refactor history file (one RefactorStats per refactor)."""
+    def learn(self, records: Iterable[HistoryRecord]) -> FormatHistory:
+        """Learn from the refactor history (one record per refactor)."""
         for stats in records:
             if stats.edit_format not in FORMATS or not stats.region_lines or not stats.served_by:
                 continue

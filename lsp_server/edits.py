@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
@@ -61,7 +62,7 @@ class Replacement:
     text: str
 
 
-def _common_run(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
+def _common_run(a: Sequence[Hashable], i: int, b: Sequence[Hashable], j: int, limit: int) -> int:
     """Length of the common run of a[i:] and b[j:] (lists or strings), at most `limit`.
 
     Galloping, then binary search, with slice comparisons: the compares run at C speed, O(run) in all.
@@ -87,7 +88,7 @@ def _common_run(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-unt
     return n
 
 
-def _common_run_back(a, i: int, b, j: int, limit: int) -> int:  # type: ignore[no-untyped-def]
+def _common_run_back(a: Sequence[Hashable], i: int, b: Sequence[Hashable], j: int, limit: int) -> int:
     """Length of the common run ending at a[:i] and b[:j], at most `limit`."""
     if limit <= 0 or a[i - 1] != b[j - 1]:
         return 0
@@ -125,20 +126,23 @@ def _refine(old: str, new: str, base: int) -> Replacement | None:
     return Replacement(base + p, base + len(old) - s, new[p : len(new) - s])
 
 
-def _line_keys(text: str, lines: list[str], other: str) -> list[object]:
+def _line_keys(text: str, lines: list[str], other: str) -> list[Hashable]:
     """What each line is for the diff: its content; the last line, when unterminated, as a 1-tuple
     (so it never equals a terminated line with the same content). The style of ending is kept.
 
     Without any \\r on either side, a line is its own key (content + \\n, or no \\n at the end)."""
     if "\r" not in text and "\r" not in other:
-        return lines  # type: ignore[return-value]
-    keys: list[object] = text.splitlines() if plain_line_breaks(text) else [x.rstrip("\r\n") for x in lines]
+        same: list[Hashable] = list(lines)  # a copy: O(lines), nothing next to the diff
+        return same
+    keys: list[Hashable] = [*text.splitlines()] if plain_line_breaks(text) else [x.rstrip("\r\n") for x in lines]
     if lines and lines[-1][-1:] not in ("\n", "\r"):
         keys[-1] = (keys[-1],)
     return keys
 
 
-def _unique_anchors(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int) -> list[tuple[int, int]]:
+def _unique_anchors(
+    a: list[Hashable], alo: int, ahi: int, b: list[Hashable], blo: int, bhi: int
+) -> list[tuple[int, int]]:
     """(i, j) pairs of lines that occur exactly once in a[alo:ahi] and once in b[blo:bhi], in order:
     the longest increasing chain of them (patience diff)."""
     sa, sb = a[alo:ahi], b[blo:bhi]
@@ -175,7 +179,7 @@ def _unique_anchors(a: list[object], alo: int, ahi: int, b: list[object], blo: i
     return chain
 
 
-def _aligned(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int, out: list[Block]) -> None:
+def _aligned(a: list[Hashable], alo: int, ahi: int, b: list[Hashable], blo: int, bhi: int, out: list[Block]) -> None:
     """A gap without anchors, aligned line by line; extra lines on one side go to the last block."""
     common = min(ahi - alo, bhi - blo)
     run = -1
@@ -194,7 +198,7 @@ def _aligned(a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi
     out.append((alo + run, ahi, blo + run, bhi))
 
 
-def _few_equal_pairs(a: list[object], b: list[object]) -> bool:
+def _few_equal_pairs(a: list[Hashable], b: list[Hashable]) -> bool:
     """Whether difflib would stay fast: its work grows with the pairs of equal lines (old, new)."""
     count_b = Counter(b)
     pairs = 0
@@ -205,7 +209,7 @@ def _few_equal_pairs(a: list[object], b: list[object]) -> bool:
     return True
 
 
-def _resync(a: list[object], i: int, ahi: int, b: list[object], j: int, bhi: int) -> tuple[int, int] | None:
+def _resync(a: list[Hashable], i: int, ahi: int, b: list[Hashable], j: int, bhi: int) -> tuple[int, int] | None:
     """(di, dj): the nearest point after a difference at (i, j) where both sides agree again.
 
     Nearest by max(di, dj), so a changed line (1, 1) ties with an inserted one (0, 1); agreement
@@ -246,7 +250,7 @@ def _resync(a: list[object], i: int, ahi: int, b: list[object], j: int, bhi: int
     return None
 
 
-def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
+def _changed_blocks(a: list[Hashable], b: list[Hashable]) -> list[Block]:
     """The blocks of lines that differ between a and b, sorted; everything outside them is equal."""
     budget = _BUDGET_PER_LINE * (len(a) + len(b)) + _BUDGET_BASE
     out: list[Block] = []
@@ -294,7 +298,7 @@ def _changed_blocks(a: list[object], b: list[object]) -> list[Block]:
 
 
 def _anchored(
-    a: list[object], alo: int, ahi: int, b: list[object], blo: int, bhi: int, out: list[Block], todo: list[Block]
+    a: list[Hashable], alo: int, ahi: int, b: list[Hashable], blo: int, bhi: int, out: list[Block], todo: list[Block]
 ) -> None:
     """Split a hard stretch at the lines unique on both sides; the gaps between them go back on `todo`."""
     anchors = _unique_anchors(a, alo, ahi, b, blo, bhi)

@@ -10,20 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 
 from . import backends, metrics
-from .backends import (
-    BackendError,
-    ClientPool,
-    Completion,
-    DeltaCallback,
-    PredictionUnsupported,
-    StreamRequest,
-)
-from .config import BackendConfig, Config, RefactorSettings
+from .backend_clients import ClientPool
+from .backend_errors import BackendError, PredictionUnsupported
+from .backend_stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
+from .config_schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from .edit_format import FormatHistory
 from .edits import Replacement, region_replacements
-from .history import read_history
 from .hunks import HunksError
 from .hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
 from .refactor import (
@@ -37,7 +32,8 @@ from .refactor import (
     cut_off_message,
     plan_refactor,
 )
-from .stats import RefactorStats
+from .scope import ScopeCache
+from .stats import RefactorStats, measured
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +45,20 @@ DEFAULT_CHARS_PER_TOKEN = 3.5
 class Engine:
     """Plans and runs refactors; create one per server, CLI command or bench run, and `close()` it."""
 
-    def __init__(self, learn_from_history_file: bool = True, records_history: bool = True) -> None:
-        """`records_history`: this process's refactors reach the history file (the server's do; the
-        CLI's do not), so `auto` may try the other format near its threshold and learn from it."""
+    def __init__(self, formats: FormatHistory | None = None) -> None:
+        """`formats`: what `auto` knows of how each edit format went, per backend and region size, and
+        whether it may try the other one to learn (FormatHistory); its maker chooses: the server fills
+        it from the history file and lets it try, the CLI learns without trying, the bench decides by
+        size alone. None: a fresh memory that does not try."""
         self.clients = ClientPool()
-        # How each edit format went per backend and region size, for `auto`: this process's refactors,
-        # and (server, CLI) the history file's, read at the first plan.
-        self.formats = FormatHistory(tries=records_history)
-        self._history_unread = learn_from_history_file
+        self.formats = formats if formats is not None else FormatHistory(tries=False)
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()
         # Characters per output token each backend (URL, model) produced last: the live rate's estimate.
         self._chars_per_token: dict[tuple[str, str], float] = {}
 
     # -- the prediction policy ---------------------------------------------------------------------
-    def prediction_mode(self, backend: BackendConfig, override: bool | None = None) -> str:
+    def prediction_mode(self, backend: BackendConfig, override: bool | None = None) -> PredictionVia:
         """ "field", "prompt" or "off" for this backend, knowing which backends refused the field."""
         return backends.prediction_mode(backend, override, self._refused_key(backend) in self._prediction_refused)
 
@@ -75,12 +70,10 @@ class Engine:
         return backend.name, backend.base_url, backend.model
 
     # -- refactors ---------------------------------------------------------------------------------
-    def plan(self, request: RefactorRequest, config: Config) -> Plan:
-        """The one plan of a refactor. Raises RefactorError."""
-        if self._history_unread:
-            self._history_unread = False
-            self.formats.record_stats(read_history())
-        return plan_refactor(request, config, self.prediction_mode, self.formats)
+    def plan(self, request: RefactorRequest, config: Config, scope_cache: ScopeCache | None = None) -> Plan:
+        """The one plan of a refactor; `scope_cache` is the document's, when the caller keeps one (the
+        server: one per open document). Raises RefactorError."""
+        return plan_refactor(request, config, self.prediction_mode, self.formats, scope_cache)
 
     async def refactor(
         self, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
@@ -99,34 +92,37 @@ class Engine:
                 speculation = True  # read from /metrics: the server drafted
             elif speculation is None and backend.base_url in self.metrics.no_speculation:
                 speculation = False
-        stats = RefactorStats(
-            backend=plan.requested.name,
-            model=backend.model,
-            prediction=route.prediction == "field" or (route.prediction == "prompt" and speculation is not False),
-            prediction_via=route.prediction,
-            server_speculation=speculation,
-            speculation_always_on=route.prediction == "prompt"
-            and speculation is not False
-            and (plan.request.prediction is False or backend.prediction == "never"),
-            scope=plan.region.kind,
-            region_lines=plan.region.lines,
-            edit_format=plan.edit_format.format,
-            format_reason=plan.edit_format.reason,
-            latency_ms=completion.latency_ms,
-            ttft_ms=completion.ttft_ms,
-            completion_tokens=completion.completion_tokens,
-            prompt_tokens=completion.prompt_tokens,
-            output_chars=len(completion.text),
-            predicted_chars=len(plan.prompt.prediction),
-            action=plan.action,
-            served_by=route.backend.name,
-            notes=[*([note] if (note := plan.region.oversized_note()) else []), *notes, *completion.notes],
+        acceptance = completion.acceptance
+        stats = measured(
+            RefactorStats(
+                backend=plan.requested.name,
+                model=backend.model,
+                prediction=route.prediction == "field" or (route.prediction == "prompt" and speculation is not False),
+                prediction_via=route.prediction,
+                server_speculation=speculation,
+                speculation_always_on=route.prediction == "prompt"
+                and speculation is not False
+                and (plan.request.prediction is False or backend.prediction == "never"),
+                scope=plan.region.kind,
+                region_lines=plan.region.lines,
+                edit_format=plan.edit_format.format,
+                format_reason=plan.edit_format.reason,
+                latency_ms=completion.latency_ms,
+                ttft_ms=completion.ttft_ms,
+                completion_tokens=completion.completion_tokens,
+                prompt_tokens=completion.prompt_tokens,
+                accepted_prediction_tokens=acceptance.accepted if acceptance else None,
+                rejected_prediction_tokens=acceptance.rejected if acceptance else None,
+                acceptance_source=acceptance.source if acceptance else None,
+                output_chars=len(completion.text),
+                predicted_chars=len(plan.prompt.prediction),
+                action=plan.action,
+                served_by=route.backend.name,
+                notes=(*([note] if (note := plan.region.oversized_note()) else []), *notes, *completion.notes),
+            ),
+            backend.price_input_per_mtok,
+            backend.price_output_per_mtok,
         )
-        if completion.acceptance is not None:
-            stats.accepted_prediction_tokens = completion.acceptance.accepted
-            stats.rejected_prediction_tokens = completion.acceptance.rejected
-            stats.acceptance_source = completion.acceptance.source
-        stats.finish().price(backend.price_input_per_mtok, backend.price_output_per_mtok)
         useful = stats.useful_tokens()
         if useful and stats.output_chars:
             self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful
@@ -138,7 +134,7 @@ class Engine:
             # goes on answering the editor meanwhile.
             new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
         except HunksError as exc:
-            stats.edit_format_failed = True
+            stats = replace(stats, edit_format_failed=True)
             self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
             log.debug(
                 "the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text
@@ -146,16 +142,15 @@ class Engine:
             if plan.region_prompt is None:
                 raise RefactorError(str(exc), stats, completion.text) from None
             retried = await self.run(plan.in_region_format(f"retry after: {exc}"), on_progress)
-            retried.stats.retried_from, retried.stats.first_attempt_ms = "hunks", stats.latency_ms
-            retried.stats.notes.insert(0, f"the hunks answer did not apply ({exc}); retried in the region format")
-            return retried
+            note = f"the hunks answer did not apply ({exc}); retried in the region format"
+            retried_stats = replace(retried.stats, retried_from="hunks", first_attempt_ms=stats.latency_ms)
+            return replace(retried, stats=retried_stats.with_notes(note, first=True))
         except UnusableOutput as exc:
             # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
             log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
             raise RefactorError(str(exc), stats, completion.text) from None
-        stats.notes.extend(applied_notes)
         self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
-        return RefactorResult(plan, new_region, edits, stats)
+        return RefactorResult(plan, new_region, edits, stats.with_notes(*applied_notes))
 
     # -- talking to backends -----------------------------------------------------------------------
     async def stream(
@@ -187,7 +182,7 @@ class Engine:
                 temperature=plan.settings.temperature,
                 live_usage=backend.type == "vllm",
                 cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
-                max_answer_chars=backends.answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
+                max_answer_chars=answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
             )
             tracker = self._tracker(plan, backend, on_progress)
             probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None

@@ -1,128 +1,169 @@
-"""The state folder and the refactor history in it: the one place that opens files there.
+"""The refactor history: one versioned record per refactor, in the state folder (`state_files`).
 
-The folder is yours: created 0700 and refused when it is a link or another user's. A file in it is
-opened without following links and used only when it is a regular file with one name that you own
-(a planted link, hard link, FIFO or device is refused, never written or waited on), and it is
-created 0600. A file replaced whole (the trim, the refused answer) is written to a temporary file
-created exclusively under an unpredictable name, then renamed over the old name.
+Each line is `{"v": RECORD_VERSION, ...HistoryRecord fields}`; lines without "v" (written before the
+format was versioned, with every field of the stats) are read as the same fields. Reading takes a
+bounded tail of the file and checks every record (type, range, length); a damaged record, or one
+from a newer version, is skipped and counted in one warning. Nothing here raises into its caller:
+the history never takes a refactor or `showStats` down.
 
-The history is one JSON object per line, `{"v": RECORD_VERSION, ...RefactorStats fields}`; lines
-without "v" (written before the format was versioned) hold the same fields. Reading takes a bounded
-tail of the file and checks every record (RefactorStats.from_dict); a damaged record, or one from a
-newer version, is skipped and counted in one warning. Nothing here raises into its caller: the
-history never takes a refactor or `showStats` down.
+What reads it: `showStats` (the medians per backend and mode, below) and `auto`'s memory of how each
+edit format went (edit_format.FormatHistory), which the server fills from it when it makes its engine.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import logging
+import math
 import os
-import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
-from .stats import RefactorStats
+from .state_files import open_file, open_folder, replace_file, state_dir
+from .stats import RefactorStats, median
 
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 2000  # records kept, and read
-REFUSED_ANSWER = "refused-answer.txt"  # the last answer a refusal held back (server and CLI), for the user to judge
 RECORD_VERSION = 1
-RECORD_BYTES = 2000  # what a record takes at most, reasonably (about 800 bytes in practice)
+RECORD_BYTES = 2000  # what a record takes at most, reasonably (about 600 bytes in practice)
 MAX_LINE_BYTES = 64 * 1024  # a longer line is damage, not a record
-_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK  # O_NONBLOCK: opening a FIFO returns at once
-_warned: set[tuple[str, int]] = set()  # (file, records skipped): the same damage is reported once
+# Bounds a record read back must keep: far beyond any real refactor, so that only damage is refused.
+MAX_COUNT = 2**53  # tokens, lines
+MAX_FIGURE = 1e15  # milliseconds, tokens per second, dollars
+MAX_TEXT = 8192  # characters of one string
 
 
-class StateRefused(OSError):
-    """A path in the state folder that is not safe to use; the message names it and says why."""
+@dataclass(frozen=True)
+class HistoryRecord:
+    """What the history keeps of one refactor: enough to compare backends, modes and edit formats."""
+
+    backend: str = ""
+    served_by: str = ""
+    model: str = ""
+    action: str = ""
+    prediction: bool = False
+    prediction_via: str = "off"
+    region_lines: int = 0
+    edit_format: str = ""
+    edit_format_failed: bool = False
+    retried_from: str | None = None
+    first_attempt_ms: float | None = None
+    latency_ms: float = 0.0
+    ttft_ms: float | None = None
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
+    acceptance_rate: float | None = None
+    tokens_per_s: float | None = None
+    cost: float | None = None
+    applied: bool | None = None
+
+    @classmethod
+    def of(cls, stats: RefactorStats) -> HistoryRecord:
+        return cls(**{f.name: getattr(stats, f.name) for f in fields(cls)})
+
+    @classmethod
+    def from_json(cls, data: Any) -> HistoryRecord:
+        """A record read back. Unknown keys (an older or newer writer's) are ignored; a value of the
+        wrong type or out of range raises ValueError, so that damage is never taken for a measurement
+        (a latency of "slow" would break every median taken with it)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a record is a JSON object, not {type(data).__name__}")
+        return cls(**{f.name: _checked(f.name, str(f.type), data[f.name]) for f in fields(cls) if f.name in data})
 
 
-def state_dir(env: Mapping[str, str] = os.environ) -> Path:
-    base = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return base / "refactor-lsp"
+def _checked(name: str, annotation: str, value: Any) -> Any:
+    """`value` as field `name` (annotated `annotation`, a string under postponed annotations) holds it."""
+    kind, _, rest = annotation.partition(" | ")
+    if value is None and rest == "None":
+        return None
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = type(value) is int and 0 <= value <= MAX_COUNT  # `type`: JSON's true is no count
+    elif kind == "float":
+        top = 1.0 if name == "acceptance_rate" else MAX_FIGURE
+        ok = type(value) in (int, float) and math.isfinite(value) and 0 <= value <= top
+        value = float(value) if ok else value
+    elif kind == "str":
+        ok = isinstance(value, str) and len(value) <= MAX_TEXT
+    else:  # a new field's type: give it a check here (the round-trip test reaches every field)
+        raise TypeError(f"HistoryRecord.{name}: no check for {annotation}")
+    if not ok:
+        raise ValueError(f"{name}: {value!r:.80} is not a valid {annotation}")
+    return value
 
 
 def history_path(env: Mapping[str, str] = os.environ) -> Path:
     return state_dir(env) / "history.jsonl"
 
 
-def _open_folder(folder: Path, create: bool) -> int:
-    """A descriptor of `folder`, a real folder of yours, made 0700; every file is opened relative to it,
-    so that the folder cannot be swapped for a link between the check and the use."""
-    if create:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o700)
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        if folder.is_symlink():
-            raise StateRefused(f"{folder} is a link: the state folder must be a real folder") from None
-        raise
-    try:
-        status = os.fstat(fd)
-        if status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder} belongs to another user")
-        if stat.S_IMODE(status.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+class History:
+    """The history file: appended one record a refactor, trimmed to the latest HISTORY_LIMIT, read
+    back checked. Owned by whoever records (the server) or reads (showStats, the engine's maker)."""
 
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or history_path()
+        self._warned: set[int] = set()  # counts of records skipped already reported: the same damage once
 
-def _open_file(folder_fd: int, folder: Path, name: str, flags: int) -> int:
-    try:
-        fd = os.open(name, flags | _NOFOLLOW, 0o600, dir_fd=folder_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise StateRefused(f"{folder / name} is a link, and is not followed") from None
-        raise
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1 or status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder / name} is not a regular file of yours with one name")
-        if stat.S_IMODE(status.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _replace(folder_fd: int, name: str, data: bytes) -> None:
-    for _ in range(100):  # a name taken (planted, or another process's) is skipped, never reused
-        tmp = f".{name}.{os.urandom(8).hex()}.tmp"
+    def append(self, stats: RefactorStats) -> None:
+        """Add one record; a failure is logged."""
+        path = self.path
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder_fd)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise StateRefused(f"cannot create a temporary file for {name}")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)  # replaces a link, never follows it
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=folder_fd)
-        raise
+            record = asdict(HistoryRecord.of(stats))
+            HistoryRecord.from_json(record)  # a record the reader would skip is not written
+            line = json.dumps({"v": RECORD_VERSION, **record}, sort_keys=True, allow_nan=False).encode()
+            if len(line) > MAX_LINE_BYTES:
+                raise ValueError(f"the record takes {len(line)} bytes")
+            folder_fd = open_folder(path.parent, create=True)
+            try:
+                fd = open_file(folder_fd, path.parent, path.name, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+                try:
+                    if os.write(fd, line + b"\n") != len(line) + 1:
+                        raise OSError(f"only part of the record was written to {path} (is the disk full?)")
+                    size = os.fstat(fd).st_size
+                    if size > HISTORY_LIMIT * RECORD_BYTES:
+                        # Half the budget is kept, so that the next trim is thousands of refactors away.
+                        kept = _tail(fd, size, HISTORY_LIMIT * RECORD_BYTES // 2)[-HISTORY_LIMIT:]
+                        replace_file(folder_fd, path.name, b"\n".join(kept) + b"\n")
+                finally:
+                    os.close(fd)
+            finally:
+                os.close(folder_fd)
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("cannot write the refactor history %s: %s", path, exc)
 
-
-def write_state_file(name: str, data: bytes, folder: Path | None = None) -> Path:
-    """Replace the file `name` in the state folder with `data`. Raises OSError, with a message."""
-    folder = folder or state_dir()
-    folder_fd = _open_folder(folder, create=True)
-    try:
-        _replace(folder_fd, name, data)
-    finally:
-        os.close(folder_fd)
-    return folder / name
+    def read(self, limit: int | None = None) -> list[HistoryRecord]:
+        """The latest `limit` (HISTORY_LIMIT) records, oldest first, damaged ones left out; none when
+        the file cannot be read (logged)."""
+        path, limit = self.path, limit or HISTORY_LIMIT
+        try:
+            folder_fd = open_folder(path.parent, create=False)
+            try:
+                fd = open_file(folder_fd, path.parent, path.name, os.O_RDONLY)
+            finally:
+                os.close(folder_fd)
+            try:
+                lines = _tail(fd, os.fstat(fd).st_size, HISTORY_LIMIT * RECORD_BYTES + MAX_LINE_BYTES)[-limit:]
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log.warning("cannot read the refactor history %s: %s", path, exc)
+            return []
+        records = [record for line in lines if (record := _record(line)) is not None]
+        skipped = len(lines) - len(records)
+        if skipped and skipped not in self._warned:
+            self._warned.add(skipped)
+            log.warning(
+                "the refactor history %s: %d record(s) skipped, damaged or written by a newer version", path, skipped
+            )
+        return records
 
 
 def _tail(fd: int, size: int, limit: int) -> list[bytes]:
@@ -137,64 +178,7 @@ def _tail(fd: int, size: int, limit: int) -> list[bytes]:
     return [line for line in lines[1 if start else 0 :] if line.strip()]
 
 
-def append_history(stats: RefactorStats, path: Path | None = None) -> None:
-    """Add one record; trimmed to the latest HISTORY_LIMIT when it grows. A failure is logged."""
-    path = path or history_path()
-    try:
-        record = stats.to_dict()
-        RefactorStats.from_dict(record)  # a record the reader would skip is not written
-        line = json.dumps({"v": RECORD_VERSION, **record}, sort_keys=True, allow_nan=False).encode()
-        if len(line) > MAX_LINE_BYTES:
-            raise ValueError(f"the record takes {len(line)} bytes")
-        folder_fd = _open_folder(path.parent, create=True)
-        try:
-            fd = _open_file(folder_fd, path.parent, path.name, os.O_RDWR | os.O_CREAT | os.O_APPEND)
-            try:
-                if os.write(fd, line + b"\n") != len(line) + 1:
-                    raise OSError(f"only part of the record was written to {path} (is the disk full?)")
-                size = os.fstat(fd).st_size
-                if size > HISTORY_LIMIT * RECORD_BYTES:
-                    # Half the budget is kept, so that the next trim is thousands of refactors away.
-                    kept = _tail(fd, size, HISTORY_LIMIT * RECORD_BYTES // 2)[-HISTORY_LIMIT:]
-                    _replace(folder_fd, path.name, b"\n".join(kept) + b"\n")
-            finally:
-                os.close(fd)
-        finally:
-            os.close(folder_fd)
-    except (OSError, ValueError, TypeError) as exc:
-        log.warning("cannot write the refactor history %s: %s", path, exc)
-
-
-def read_history(path: Path | None = None, limit: int | None = None) -> list[RefactorStats]:
-    """The latest `limit` (HISTORY_LIMIT) records, oldest first, damaged ones left out; none when the
-    file cannot be read (logged)."""
-    path, limit = path or history_path(), limit or HISTORY_LIMIT
-    try:
-        folder_fd = _open_folder(path.parent, create=False)
-        try:
-            fd = _open_file(folder_fd, path.parent, path.name, os.O_RDONLY)
-        finally:
-            os.close(folder_fd)
-        try:
-            lines = _tail(fd, os.fstat(fd).st_size, HISTORY_LIMIT * RECORD_BYTES + MAX_LINE_BYTES)[-limit:]
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        log.warning("cannot read the refactor history %s: %s", path, exc)
-        return []
-    records = [record for line in lines if (record := _record(line)) is not None]
-    skipped = len(lines) - len(records)
-    if skipped and (str(path), skipped) not in _warned:
-        _warned.add((str(path), skipped))
-        log.warning(
-            "the refactor history %s: %d record(s) skipped, damaged or written by a newer version", path, skipped
-        )
-    return records
-
-
-def _record(line: bytes) -> RefactorStats | None:
+def _record(line: bytes) -> HistoryRecord | None:
     """The record on one line, or None: damaged (not UTF-8, not JSON, a value of the wrong type or
     range, too long) or of an unknown version."""
     if len(line) > MAX_LINE_BYTES:
@@ -204,6 +188,70 @@ def _record(line: bytes) -> RefactorStats | None:
         # A line without "v" is from before the format was versioned: the same fields.
         if isinstance(data, dict) and "v" in data and (type(data["v"]) is not int or data["v"] != RECORD_VERSION):
             return None
-        return RefactorStats.from_dict(data)  # "v" is no field: ignored
+        return HistoryRecord.from_json(data)  # "v" is no field: ignored
     except (ValueError, TypeError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
+
+
+@dataclass(frozen=True)
+class ModeSummary:
+    backend: str
+    prediction: bool
+    count: int
+    latency_ms: float | None
+    tokens_per_s: float | None
+    acceptance_rate: float | None
+    cost: float | None = None  # median, when prices are set
+
+
+@dataclass(frozen=True)
+class BackendSummary:
+    backend: str
+    modes: tuple[ModeSummary, ...]
+    speedup: float | None  # median latency without ÷ median latency with prediction
+
+    def line(self) -> str:
+        parts = []
+        for mode in self.modes:
+            label = "with prediction" if mode.prediction else "without"
+            text = f"{label}: {mode.count} refactors, median {(mode.latency_ms or 0) / 1000:.2f} s"
+            if mode.tokens_per_s is not None:
+                text += f", {mode.tokens_per_s:.0f} tok/s"
+            if mode.acceptance_rate is not None:
+                text += f", {mode.acceptance_rate:.0%} accepted"
+            if mode.cost is not None:
+                text += f", ${mode.cost:.4f}"
+            parts.append(text)
+        speed = f" · speedup {self.speedup:.2f}×" if self.speedup else ""
+        return f"{self.backend}: " + "; ".join(parts) + speed
+
+
+def summarize_history(records: Iterable[HistoryRecord]) -> list[BackendSummary]:
+    """Medians per backend and mode; the speedup when both modes exist.
+
+    Latency depends on how much was rewritten, so this compares like with like only roughly;
+    `refactor-lsp bench` measures the same edits both ways.
+    """
+    records = list(records)
+    summaries = []
+    for backend in sorted({r.backend for r in records}):
+        modes = []
+        for prediction in (True, False):
+            group = [r for r in records if r.backend == backend and r.prediction == prediction]
+            if group:
+                modes.append(
+                    ModeSummary(
+                        backend,
+                        prediction,
+                        len(group),
+                        median(r.latency_ms for r in group),
+                        median(r.tokens_per_s for r in group),
+                        median(r.acceptance_rate for r in group),
+                        median(r.cost for r in group),
+                    )
+                )
+        speedup = None
+        if len(modes) == 2 and modes[0].latency_ms and modes[1].latency_ms:
+            speedup = modes[1].latency_ms / modes[0].latency_ms
+        summaries.append(BackendSummary(backend, tuple(modes), speedup))
+    return summaries

@@ -7,9 +7,10 @@
     >>>>>>> REPLACE
 
 The answer is parsed strictly (`parse_hunks`), then every block is located in the region and the
-region's new text is built (`apply_hunks`); `hunks_for` writes the answer that turns one text into
-another (the loopback test backend and the benchmark speak the format with it). Any doubt refuses
-the whole answer with a `HunksError` naming the block: a partial or guessed edit is never applied.
+region's new text is built (`apply_hunks`); `hunks_write.hunks_for` writes the answer that turns one
+text into another (the loopback test backend and the benchmark speak the format with it). Any doubt
+refuses the whole answer with a `HunksError` naming the block: a partial or guessed edit is never
+applied.
 
 Decisions, and why:
 - Blocks hold lines, not line breaks. SEARCH lines are compared by content, so a model writing `\\n`
@@ -47,7 +48,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from itertools import pairwise
 
 from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
@@ -195,7 +195,7 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
 
 
 @dataclass(frozen=True)
-class _Text:
+class TextLines:
     """A text as lines: contents, and each line's break ("" for an unterminated last line)."""
 
     bom: str
@@ -203,12 +203,12 @@ class _Text:
     ends: list[str]
 
     @staticmethod
-    def of(text: str) -> _Text:
+    def of(text: str) -> TextLines:
         # A byte order mark belongs to the file, not to the first line the model copies.
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         raw = split_lines(text[len(bom) :])
         lines = [_content(line) for line in raw]
-        return _Text(bom, lines, [line[len(content) :] for line, content in zip(raw, lines, strict=True)])
+        return TextLines(bom, lines, [line[len(content) :] for line, content in zip(raw, lines, strict=True)])
 
     def newline(self) -> str | None:
         """The most common line break; the first seen among equals."""
@@ -278,7 +278,9 @@ def _shift_note(number: int, shift: Shift) -> str:
     )
 
 
-def _replacement(text: _Text, start: int, search: Lines, replace: Lines, shift: Shift) -> list[tuple[str, str | None]]:
+def _replacement(
+    text: TextLines, start: int, search: Lines, replace: Lines, shift: Shift
+) -> list[tuple[str, str | None]]:
     """The REPLACE as region lines: lines it copies unchanged from its SEARCH's edges are the code's own
     (content and line break, whatever the model did to their whitespace); the others are new."""
     prefix = 0
@@ -304,7 +306,7 @@ def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -
 
     `newline` ends the lines the blocks add; by default the region's most common line break, else \\n.
     """
-    text = _Text.of(region)
+    text = TextLines.of(region)
     if not hunks:
         return HunksResult(region, [_NO_BLOCKS_NOTE], changed=False, blocks=0)
     notes: list[str] = []
@@ -360,7 +362,7 @@ def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -
     return HunksResult(new, notes, changed=new != region, blocks=len(hunks))
 
 
-def _join(text: _Text, matches: list[_Match], newline: str | None) -> str:
+def _join(text: TextLines, matches: list[_Match], newline: str | None) -> str:
     """The region's lines with the matches spliced in, each line ending as the module docstring says."""
     out: list[tuple[str, str | None]] = []
     pos = 0
@@ -376,87 +378,3 @@ def _join(text: _Text, matches: list[_Match], newline: str | None) -> str:
     # The region's last line break, or its absence, stays; an empty region's lines all end with one.
     final = (text.ends[-1] and (out[last][1] or text.ends[-1])) if text.lines else nl
     return text.bom + "".join(content + (end or nl) for content, end in out[:last]) + out[last][0] + final
-
-
-# ---------------------------------------------------------------------------------------- writing
-
-
-def format_hunks(blocks: list[tuple[Lines, Lines]]) -> str:
-    """An answer in the format: one block per (search, replace), each line ending with \\n."""
-    out: list[str] = []
-    for search, replace in blocks:
-        out += [SEARCH_MARKER, *search, DIVIDER, *replace, REPLACE_MARKER]
-    return "".join(line + "\n" for line in out)
-
-
-def _count(a: list[str], s: int, e: int, finder: Finder) -> int:
-    return len(finder.exact_hits(tuple(a[s:e])))
-
-
-def hunks_for(old: str, new: str, context: int = 1) -> str:
-    """The answer a good model would give: SEARCH/REPLACE blocks turning `old` into `new`.
-
-    Each change gets `context` unchanged lines on each side, more where that is needed to make
-    its SEARCH unique in `old`; changes whose blocks would touch share one. Blocks cannot change
-    the region's last line break (see the module docstring): `new`'s is taken to be `old`'s. Raises
-    HunksError when the texts hold lines that read as block markers and no blocks can carry them.
-    """
-    a, b = _Text.of(old).lines, _Text.of(new).lines
-    if a == b:
-        return ""
-    if not a:
-        return format_hunks([((), tuple(b))])
-    finder = Finder(a, budget=None)
-    changes = [op[1:] for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    # Each group: old lines [s, e) and the changes inside them.
-    groups: list[tuple[int, int, list[tuple[int, int, int, int]]]] = []
-    for i1, i2, j1, j2 in changes:
-        s, e = max(0, i1 - context), min(len(a), i2 + context)
-        if s == e:  # no context asked for, and a pure insertion: a SEARCH needs one line
-            s, e = (s - 1, e) if s > 0 else (s, e + 1)
-        groups.append((s, e, [(i1, i2, j1, j2)]))
-    while True:
-        merged: list[tuple[int, int, list[tuple[int, int, int, int]]]] = []
-        for s, e, ops in sorted(groups, key=lambda g: g[0]):
-            if merged and s <= merged[-1][1]:
-                ps, pe, pops = merged.pop()
-                merged.append((min(ps, s), max(pe, e), pops + ops))
-            else:
-                merged.append((s, e, ops))
-        grown = False
-        groups = []
-        for s, e, ops in merged:
-            before = True
-            while _count(a, s, e, finder) > 1:
-                # Alternate sides so the block stays centred on its change.
-                if (before and s > 0) or e == len(a):
-                    s -= 1
-                else:
-                    e += 1
-                before = not before
-                grown = True
-            groups.append((s, e, ops))
-        if not grown:
-            break
-    blocks: list[tuple[Lines, Lines]] = []
-    delta = 0  # new line index minus old line index, before the current group
-    for s, e, ops in groups:
-        growth = sum((j2 - j1) - (i2 - i1) for i1, i2, j1, j2 in ops)
-        blocks.append((tuple(a[s:e]), tuple(b[s + delta : e + delta + growth])))
-        delta += growth
-    answer = format_hunks(blocks)
-    if _round_trips(old, answer, b):
-        return answer
-    # Lines like `=======` in the code can make a small block read two ways; one block of the whole
-    # region reads only one way.
-    answer = format_hunks([(tuple(a), tuple(b))])
-    if _round_trips(old, answer, b):
-        return answer
-    raise HunksError("the text has lines that read as SEARCH/REPLACE markers, so no blocks can carry the change")
-
-
-def _round_trips(old: str, answer: str, want: list[str]) -> bool:
-    try:
-        return _Text.of(apply_hunks(old, parse_hunks(answer)).text).lines == want
-    except HunksError:
-        return False

@@ -148,7 +148,7 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 def _min_indent(lines: list[str]) -> str:
-    indents = [re.match(r"[ \t]*", line).group(0) for line in lines if line.strip()]  # type: ignore[union-attr]
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
     if not indents:
         return ""
     return min(indents, key=len)

@@ -5,34 +5,53 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
 from .wire import PROGRESS_NOTIFICATION, PROGRESS_TOKEN_PREFIX, ProgressPayload
 
 if TYPE_CHECKING:
+    from pygls.progress import Progress as WorkDoneProgress
+
     from .refactor import Progress
-    from .session import RefactorServer, Running
 
 log = logging.getLogger(__name__)
 
 CLIENT_REPLY_TIMEOUT_S = 5.0  # how long the server waits for an editor's answer to its own requests
 
 
-class ProgressReporter:
-    """A fresh progress token per refactor; reports throttled by the pipeline; always ended."""
+class ProgressClient(Protocol):
+    """What progress needs of the server: whether the editor shows progress, pygls's `$/progress`
+    helper, and a way to send the `refactorLsp/progress` notification."""
 
-    def __init__(self, server: RefactorServer, uri: str, title: str, backend: str) -> None:
+    @property
+    def supports_progress(self) -> bool: ...
+
+    @property
+    def work_done_progress(self) -> WorkDoneProgress: ...
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+
+class ProgressReporter:
+    """A fresh progress token per refactor; reports throttled by the pipeline; always ended. Cancel in
+    the editor's progress notification calls `on_cancel` with the reason."""
+
+    def __init__(
+        self, server: ProgressClient, uri: str, title: str, backend: str, on_cancel: Callable[[str], None]
+    ) -> None:
         self.server = server
         self.uri = uri
         self.title = title
         self.backend = backend
+        self.on_cancel = on_cancel
         self.token: str | None = None
         self.pending: Progress | None = None  # the last report made before the token existed
         self.ended = False
 
-    async def begin(self, running: Running | None) -> None:
+    async def begin(self) -> None:
         if not self.server.supports_progress:
             return
         token = f"{PROGRESS_TOKEN_PREFIX}{uuid.uuid4()}"
@@ -51,15 +70,14 @@ class ProgressReporter:
         if self.pending is not None:
             self.report(self.pending)
         future = self.server.work_done_progress.tokens.get(token)
-        if future is not None and running is not None:
+        if future is not None:
             loop = asyncio.get_running_loop()
 
-            def on_cancel(f: Any) -> None:
+            def cancelled(f: Any) -> None:
                 if f.cancelled():
-                    running.cancel_reason = "cancelled from the progress notification"
-                    loop.call_soon_threadsafe(running.task.cancel)
+                    loop.call_soon_threadsafe(self.on_cancel, "cancelled from the progress notification")
 
-            future.add_done_callback(on_cancel)
+            future.add_done_callback(cancelled)
 
     def report(self, progress: Progress) -> None:
         if self.token is None:
@@ -84,7 +102,7 @@ class ProgressReporter:
             tokens_estimated=progress.tokens_estimated,
             message=message,
         )
-        self.server.protocol.notify(PROGRESS_NOTIFICATION, payload.to_json())
+        self.server.notify(PROGRESS_NOTIFICATION, payload.to_json())
 
     def finishing(self) -> None:
         if self.token is not None:

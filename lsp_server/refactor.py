@@ -21,11 +21,12 @@ from .config import (
     RefactorSettings,
     ScopeMode,
 )
+from .config_schema import PredictionVia
 from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
 from .hygiene import asks_for_removal
 from .prompt import Prompt, build_prompt, language_of
-from .scope import InstructionComment, Region, choose_region, find_instruction_comment
+from .scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from .stats import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
@@ -64,7 +65,7 @@ class RefactorRequest:
     max_tokens_setting: str = "refactor.max_tokens"
 
 
-PredictionPolicy = Callable[[BackendConfig, "bool | None"], str]  # (backend, override) → "field"|"prompt"|"off"
+PredictionPolicy = Callable[[BackendConfig, "bool | None"], PredictionVia]  # (backend, override) → how it is sent
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,8 @@ class Route:
     """One backend of the chain and how the prediction reaches it: "field", "prompt" or "off"."""
 
     backend: BackendConfig
-    prediction: str
-    planned_prediction: str = ""  # before the edit format had its say (hunks sends no prediction field)
+    prediction: PredictionVia
+    planned_prediction: PredictionVia = "off"  # before the edit format had its say (hunks sends no prediction field)
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RefactorResult:
     plan: Plan
     new_region: str
@@ -240,10 +241,15 @@ def _check_text(text: str, what: str) -> None:
 
 
 def plan_refactor(
-    request: RefactorRequest, config: Config, policy: PredictionPolicy, history: FormatHistory | None = None
+    request: RefactorRequest,
+    config: Config,
+    policy: PredictionPolicy,
+    history: FormatHistory | None = None,
+    scope_cache: ScopeCache | None = None,
 ) -> Plan:
     """Plan a refactor once; `policy` says how the prediction reaches each backend, `history` how
-    each edit format went on it. Raises RefactorError."""
+    each edit format went on it, `scope_cache` is the document's (the server keeps one per open
+    document). Raises RefactorError."""
     settings = config.refactor
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
@@ -263,6 +269,7 @@ def plan_refactor(
         request.end,
         request.scope or settings.scope,
         language_of(request.path, request.language_id),
+        scope_cache,
     )
     if region.end - region.start > settings.max_region_chars:
         raise RefactorError(

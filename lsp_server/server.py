@@ -1,6 +1,6 @@
-"""The language server: LSP handlers wired to the refactor flow (session.py) and the pipeline.
-
-Handlers stay thin; the work lives in actions, settings, session, engine, apply and stats.
+"""The language server object: what the editor told (capabilities, settings, open documents), its
+messages, its background tasks and the refactors running, one `RefactorJob` each (job.py). The LSP
+handlers that drive it are in `handlers.py`.
 """
 
 from __future__ import annotations
@@ -8,230 +8,244 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import to_fs_path
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
-from .actions import KIND, kind_requested, list_actions
-from .edits import PositionMapper
-from .prompt import language_of
-from .session import RefactorServer
-from .wire import CANCEL_COMMAND, REFACTOR_COMMAND, SHOW_STATS_COMMAND, RefactorArguments
+from . import __version__
+from .config import Config
+from .edits import PositionEncoding
+from .job import CANCELLED, RefactorJob
+from .progress import CLIENT_REPLY_TIMEOUT_S
+from .scope import ScopeCache
+from .settings import SECTION, SettingsStore
+from .wire import RefactorArguments, RefactorReply, RefactorStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from pygls.workspace import TextDocument
+
+    from .engine import Engine
+    from .history import History
+
+# The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
+# has been answered (handlers.on_initialized), not before: the editor waits for that answer.
 
 log = logging.getLogger(__name__)
 
-server = RefactorServer()
+
+class _Unreadable:
+    """A message that could not be read and has been answered already; pygls skips it (no version)."""
+
+    jsonrpc = "unreadable"
 
 
-@server.feature(types.INITIALIZE)
-def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
-    options = params.initialization_options
-    ls.settings.init_options = options
-    if isinstance(options, Mapping):
-        ls.settings.workspace_trusted_by_editor = (
-            options.get("workspaceTrusted", options.get("workspace_trusted")) is True
-        )
-        ls.settings.configuration_trusted = (
-            options.get("configurationTrusted", options.get("configuration_trusted")) is True
-        )
-    folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
-    if not folders and params.root_uri:
-        folders = [to_fs_path(params.root_uri)]
-    ls.settings.workspace_folders = [Path(f) for f in folders if f]
+class RefactorProtocol(LanguageServerProtocol):
+    """pygls 2.1 logs a request whose params do not fit the LSP types (a position on line -1) and
+    never answers it, so the editor waits forever: answer it with the error instead."""
 
-
-@server.feature(types.INITIALIZED)
-def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
-    from . import apply, engine, stats  # noqa: F401  # the pipeline, now that the editor has its answer
-    from .startup import settle
-
-    settle()
-    package_log = logging.getLogger("lsp_server")
-    if not ls.verbose:
-        package_log.setLevel(ls.settings.load(None).config.log_level.upper())
-
-
-@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-def on_change_configuration(ls: RefactorServer, params: types.DidChangeConfigurationParams) -> None:
-    ls.settings.invalidate()
-
-
-@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-def on_watched_files(ls: RefactorServer, params: types.DidChangeWatchedFilesParams) -> None:
-    ls.settings.invalidate()
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def on_save(ls: RefactorServer, params: types.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith(("/.refactor-lsp.toml", "/config.toml")):
-        ls.settings.invalidate()
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-def on_close(ls: RefactorServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.cancel(params.text_document.uri, "the document was closed during the refactor")
-
-
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[KIND], resolve_provider=True),
-)
-def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-    if not kind_requested(params.context.only):
-        return None
-    uri = params.text_document.uri
-    document = ls.open_document(uri)
-    if document is None:  # only what the editor has open is refactored (a refactor would be refused)
-        return None
-    config = ls.config_for(uri)
-    mapper = PositionMapper(document.source, ls.encoding)
-    start = mapper.offset(params.range.start.line, params.range.start.character)
-    end = mapper.offset(params.range.end.line, params.range.end.character)
-    lsp_range = {
-        "start": {"line": params.range.start.line, "character": params.range.start.character},
-        "end": {"line": params.range.end.line, "character": params.range.end.character},
-    }
-    diagnostics = [f"line {d.range.start.line + 1}: {d.message}" for d in params.context.diagnostics or []]
-    offered = list_actions(
-        config,
-        uri=uri,
-        text=document.source,
-        start=min(start, end),
-        end=max(start, end),
-        lsp_range=lsp_range,
-        diagnostics=diagnostics,
-        language=language_of(uri, document.language_id),
-    )
-    resolves = ls.resolves_actions
-    actions = []
-    for action in offered:
-        code_action = types.CodeAction(title=action.title, kind=KIND, data=action.data)
-        if not resolves:
-            # Clients that do not resolve (eglot, ALE) get the command now; it replies at once
-            # because some of them give up on a long executeCommand.
-            code_action.command = _command(action.title, {**action.data, "wait": False})
-        actions.append(code_action)
-    return actions
-
-
-def _command(title: str, data: Mapping[str, Any]) -> types.Command:
-    return types.Command(title=title, command=REFACTOR_COMMAND, arguments=[dict(data)])
-
-
-@server.feature(types.CODE_ACTION_RESOLVE)
-def on_code_action_resolve(ls: RefactorServer, action: types.CodeAction) -> types.CodeAction:
-    if isinstance(action.data, Mapping) and action.command is None:
-        action.command = _command(action.title, action.data)
-    return action
-
-
-@server.command(REFACTOR_COMMAND)
-async def refactor_command(ls: RefactorServer, arguments: RefactorArguments) -> dict[str, Any]:
-    return (await ls.refactor(arguments)).to_json()
-
-
-@server.command(CANCEL_COMMAND)
-async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    # A coroutine on purpose: handlers' tasks start in arrival order, so a refactor requested just
-    # before this has registered itself by the time this runs.
-    target = arguments[0] if arguments else None
-    uri = target.get("uri") if isinstance(target, Mapping) else target
-    if uri is not None and not isinstance(uri, str):
-        # Read as "no document", it would cancel every refactor: a wrong type is refused by name.
-        raise JsonRpcInvalidParams("refactorLsp.cancel takes {uri} (a string), a URI or nothing; `uri` is not a string")
-    count = ls.cancel(uri)
-    if count == 0:
-        ls.tell("no refactor is running" + (" on this file" if uri else ""))
-    return {"cancelled": count}
-
-
-@server.command(SHOW_STATS_COMMAND)
-def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from .history import read_history
-    from .stats import summarize_history
-
-    records = read_history()
-    summaries = summarize_history(records)
-    if not summaries:
-        ls.tell("no refactors recorded yet")
-    else:
-        ls.tell(" | ".join(s.line() for s in summaries))
-    return {
-        "count": len(records),
-        "backends": [
-            {
-                "backend": s.backend,
-                "speedup": s.speedup,
-                "modes": [m.__dict__ for m in s.modes],
-            }
-            for s in summaries
-        ],
-    }
-
-
-@server.feature(types.SHUTDOWN)
-async def on_shutdown(ls: RefactorServer, params: None) -> None:
-    ls.shutdown_requested = True
-    ls.cancel(None, "the server is shutting down")
-    tasks = [r.task for r in ls.running.values()] + list(ls.background)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        with contextlib.suppress(Exception):
-            await asyncio.wait(tasks, timeout=1.0)
-    await ls.engine.close()
-
-
-@server.feature(types.EXIT)
-def on_exit(ls: RefactorServer, params: None) -> None:
-    """End now, as the LSP spec says: 0 after `shutdown`, else 1. Streams still running end with the
-    process (their connections close), so no billed tokens keep coming; nothing waits for them."""
-    for running in ls.running.values():
-        running.task.cancel()
-    for handler in logging.getLogger("lsp_server").handlers:
-        with contextlib.suppress(Exception):
-            handler.flush()
-    os._exit(0 if ls.shutdown_requested else 1)
-
-
-_LOG_LEVELS = {
-    logging.ERROR: types.MessageType.Error,
-    logging.WARNING: types.MessageType.Warning,
-    logging.INFO: types.MessageType.Info,
-    logging.DEBUG: types.MessageType.Log,
-}
-
-
-class ClientLogHandler(logging.Handler):
-    """Python logging → window/logMessage. Nothing is ever printed to stdout (it is the protocol)."""
-
-    def __init__(self, ls: RefactorServer) -> None:
-        super().__init__()
-        self.ls = ls
-
-    def emit(self, record: logging.LogRecord) -> None:
+    def structure_message(self, data: dict[str, Any]) -> Any:
         try:
-            kind = _LOG_LEVELS.get(record.levelno, types.MessageType.Log)
-            self.ls.window_log_message(types.LogMessageParams(type=kind, message=self.format(record)))
-        except Exception:
-            pass
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            log.warning("cannot read the %s request %r: %s", data.get("method"), data.get("id"), error)
+            self._send_response(data["id"], None, error.to_response_error())
+            return _Unreadable()
+
+    def handle_message(self, message: Any) -> None:
+        """pygls drops a request that comes after `shutdown` without a word, and the editor waits for
+        ever; the LSP specification says to answer it with InvalidRequest."""
+        method = getattr(message, "method", None)
+        request_id = getattr(message, "id", None)
+        if self._shutdown and method not in (None, types.EXIT) and request_id is not None:
+            error = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not served after `shutdown`")
+            self._send_response(request_id, None, error.to_response_error())
+            return
+        super().handle_message(message)
 
 
-def serve(log_file: str | None = None, verbose: int = 0) -> None:
-    package_log = logging.getLogger("lsp_server")
-    package_log.setLevel(logging.DEBUG if verbose >= 2 else logging.INFO)
-    package_log.propagate = False
-    server.verbose = verbose
-    handler = ClientLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    package_log.addHandler(handler)
-    if log_file:
-        from .logs import file_handler
+def _converter() -> Any:
+    from pygls.protocol import default_converter
 
-        package_log.addHandler(file_handler(log_file))
-    server.start_io()
+    from .wire import register
+
+    converter = default_converter()
+    register(converter)
+    return converter
+
+
+class RefactorServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("refactor-lsp", __version__, protocol_cls=RefactorProtocol, converter_factory=_converter)
+        self.settings = SettingsStore()
+        self.jobs: dict[str, RefactorJob] = {}  # the refactor running on each document
+        # Each open document's lines and definitions, kept per version: a cursor move does not scan again.
+        self.scope_caches: dict[str, ScopeCache] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+        self.verbose = 0
+        self.shutdown_requested = False
+        self._engine: Engine | None = None
+        self._history: History | None = None
+
+    @property
+    def history(self) -> History:
+        """The refactor history this server records to and `showStats` reads."""
+        if self._history is None:
+            from .history import History
+
+            self._history = History()
+        return self._history
+
+    @property
+    def engine(self) -> Engine:
+        """The server's one engine (its clients, prediction memory and probes), made on first use. `auto`
+        learns from the history and may try the other format near its threshold: the server records
+        every refactor, so what it tries is learnt."""
+        if self._engine is None:
+            from .edit_format import FormatHistory
+            from .engine import Engine
+
+            self._engine = Engine(FormatHistory(tries=True).learn(self.history.read()))
+        return self._engine
+
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    # -- documents: only what the editor has open ----------------------------------------------
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The document as the editor has it open, or None. Never read from disk: pygls's
+        `get_text_document` would read any URI whole, on the event loop (a FIFO blocks the server),
+        and a refactor would then send a file the editor never opened to the backend."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def scope_cache(self, uri: str) -> ScopeCache:
+        """The open document's scope cache (dropped when the editor closes the document)."""
+        cache = self.scope_caches.get(uri)
+        if cache is None:
+            cache = self.scope_caches[uri] = ScopeCache()
+        return cache
+
+    # -- what `apply` needs of the editor ------------------------------------------------------
+    def current_document(self, uri: str) -> tuple[str, int | None]:
+        document = self.open_document(uri)
+        if document is None:  # closed meanwhile (closing cancels the refactor; this is the backstop)
+            raise LookupError(f"{uri} is no longer open in the editor")
+        return document.source, document.version
+
+    async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return await self.workspace_apply_edit_async(params)
+
+    # -- client facts --------------------------------------------------------------------
+    @property
+    def encoding(self) -> PositionEncoding:
+        value = getattr(self.workspace.position_encoding, "value", self.workspace.position_encoding)
+        return "utf-8" if value == "utf-8" else "utf-32" if value == "utf-32" else "utf-16"
+
+    def _caps(self, *path: str) -> Any:
+        node: Any = self.client_capabilities
+        for name in path:
+            node = getattr(node, name, None) if node is not None else None
+        return node
+
+    @property
+    def supports_progress(self) -> bool:
+        return bool(self._caps("window", "work_done_progress"))
+
+    @property
+    def resolves_actions(self) -> bool:
+        support = self._caps("text_document", "code_action", "resolve_support")
+        return support is not None and bool({"command", "edit"} & set(support.properties or []))
+
+    # -- messages ------------------------------------------------------------------------
+    def tell(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"refactor-lsp: {message}"))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """A background task kept referenced, whose failure is logged rather than lost."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self.background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self.background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("%s failed", name, exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    # -- settings ------------------------------------------------------------------------
+    async def refresh_settings(self, uri: str) -> None:
+        """Ask the editor for its settings for this document's folder (cached until they change)."""
+        folder = self.settings.folder_for(uri)
+        if self.settings.has_editor_settings(folder) or not self._caps("workspace", "configuration"):
+            return
+        try:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancel that arrives as
+            # the answer does, and a refactor cancelled then would run on.
+            async with asyncio.timeout(CLIENT_REPLY_TIMEOUT_S):
+                answer = await self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=uri, section=SECTION)])
+                )
+        except Exception as exc:  # the editor does not answer: go on with what we have
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        self.settings.set_editor_settings(folder, answer[0] if answer else None)
+
+    def config_for(self, uri: str) -> Config:
+        """The document's settings; each problem in them is shown once."""
+        loaded = self.settings.load(self.settings.folder_for(uri))
+        for problem in self.settings.new_problems(loaded):
+            log.warning(problem)
+            self.tell(problem + " — the rest of the settings still apply", types.MessageType.Warning)
+        return loaded.config
+
+    # -- refactors -----------------------------------------------------------------------
+    async def refactor(self, args: RefactorArguments) -> RefactorReply:
+        uri = args.uri
+        if uri in self.jobs:
+            message = (
+                "a refactor is already running on this file; wait for it, or cancel it "
+                "(Cancel in the progress notification, or the refactorLsp.cancel command)"
+            )
+            self.tell(message, types.MessageType.Warning)
+            return RefactorReply(RefactorStatus.BUSY, message)
+        document = self.open_document(uri)
+        if document is None:
+            message = (
+                f"{uri} is not open in the editor: refactor-lsp rewrites only open documents; open it and try again"
+            )
+            self.tell(message, types.MessageType.Error)
+            return RefactorReply(RefactorStatus.ERROR, message)
+        job = RefactorJob(self, args, document.source, document.version, document.language_id, self.scope_cache(uri))
+        # Registered before any await, so a cancel that follows the request at once finds it.
+        task = job.start()
+        self.jobs[uri] = job
+        task.add_done_callback(lambda _t: self.jobs.pop(uri, None) if self.jobs.get(uri) is job else None)
+        if args.wait:
+            try:
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise  # this request itself was cancelled; the refactor goes on
+                return RefactorReply(RefactorStatus.CANCELLED, job.cancel_message())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        # Reply once the settings request has been answered: Emacs 28's jsonrpc (eglot 1.9) leaves a
+        # request that arrives in the same read as the executeCommand reply unhandled.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(job.settings_read.wait(), CLIENT_REPLY_TIMEOUT_S)
+        return RefactorReply(RefactorStatus.STARTED)
+
+    def cancel(self, uri: str | None, reason: str = CANCELLED) -> int:
+        """Cancel the refactor of `uri` (None: every one); how many were running."""
+        jobs = [job for job in self.jobs.values() if uri is None or job.uri == uri]
+        for job in jobs:
+            job.cancel(reason)
+        return len(jobs)

@@ -24,15 +24,9 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from .config import (
-    WORKSPACE_FILE,
-    ConfigError,
-    Layer,
-    LoadedConfig,
-    editor_layer,
-    load_config,
-    user_layer,
-)
+from .config import LoadedConfig, load_config
+from .config_layers import Layer, editor_layer, user_layer
+from .config_schema import WORKSPACE_FILE, ConfigError
 
 SECTION = "refactorLsp"
 

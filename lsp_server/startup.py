@@ -8,9 +8,10 @@ and file name attrs generates, so a later start loads them instead of compiling 
 the collections during refactors do not walk it again.
 
 The cache works by shadowing the builtin `compile` inside the private module `attr._make`, so it is
-used only with the attrs versions it was verified with (`VERIFIED_ATTRS`; tests/unit/test_startup.py
-fails on any other, so an upgrade is noticed). Any other version, and any problem with the cache
-(missing, unreadable, from another Python), only means compiling as usual.
+used only with the attrs versions it was verified with (`VERIFIED_ATTRS`). Any other version starts
+without it, says so on stderr, and tests/unit/test_startup.py skips with what to do (a new attrs
+release never fails CI; benchmarks/perf.py then reports start-up unjudged). Any problem with the cache
+(missing, unreadable, too large, from another Python) only means compiling as usual.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 # attrs versions the patch was verified with (tests/unit/test_startup.py, against the wheel of each): their
@@ -31,6 +32,7 @@ from typing import Any
 # module, under its `from __future__ import annotations`. Add a version only after running those tests.
 VERIFIED_ATTRS = frozenset({"24.3.0", "25.1.0", "25.3.0", "25.4.0", "26.1.0"})
 
+MAX_CACHE_BYTES = 64 << 20  # the cache is a few MB; a larger file is not ours to load
 # The marshal format and code objects belong to one Python build.
 _HEADER = f"refactor-lsp attrs code cache 2 {sys.implementation.cache_tag} {sys.version}".replace("\n", " ").encode()
 
@@ -43,9 +45,11 @@ def cache_file() -> Path:
 def _load(path: Path) -> dict[str, bytes]:
     """key → the marshalled code: each is unmarshalled only when attrs asks for it, so the whole
     cache never sits in memory as code objects at once (which would leave the process bigger)."""
+    from .safe_read import ReadRefused, read_regular_file
+
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular_file(path, MAX_CACHE_BYTES)
+    except ReadRefused:
         return {}
     header, _, body = data.partition(b"\n")
     if header != _HEADER:
@@ -60,8 +64,8 @@ def _load(path: Path) -> dict[str, bytes]:
 def _save(path: Path, cache: dict[str, bytes]) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        tmp = path.with_name(f"{path.name}.{os.urandom(8).hex()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(_HEADER + b"\n" + marshal.dumps(cache))
         os.replace(tmp, path)
@@ -88,14 +92,22 @@ def attrs_version() -> str | None:
 def fast_imports(path: Path | None = None) -> Iterator[bool]:
     """Import the server's dependencies inside this block. It yields whether attrs' compiled code
     is cached in it (False: an attrs version the patch does not know, or no attrs)."""
+    make: ModuleType | None
     try:
         import __future__
 
         import attr._make as make
     except ImportError:  # pragma: no cover - attrs comes with lsprotocol
         make = None
-    if attrs_version() not in VERIFIED_ATTRS:
-        make = None  # a version the patch does not know: compile as usual
+    if make is not None and attrs_version() not in VERIFIED_ATTRS:
+        # A version the patch does not know: compile as usual, and say why start-up is slower (stderr:
+        # the editor's server log; stdout is the protocol).
+        print(
+            f"refactor-lsp: attrs {attrs_version()} is not a version the start-up code cache was verified with "
+            f"({', '.join(sorted(VERIFIED_ATTRS))}); starting without it",
+            file=sys.stderr,
+        )
+        make = None
     path = path or cache_file()
     cache = _load(path) if make is not None else {}
     used: dict[str, bytes] = {}  # what this start needed: the next cache file (stale entries drop out)
@@ -116,7 +128,7 @@ def fast_imports(path: Path | None = None) -> Iterator[bool]:
             if data is not None:
                 with contextlib.suppress(EOFError, ValueError, TypeError):
                     code = marshal.loads(data)
-            if code is None:
+            if code is None or data is None:
                 code = compile(source, filename, mode, flags, dont_inherit=True)
                 data = marshal.dumps(code)
                 # A class whose code differs at every start (a frozen class's hash seed) is no reason
@@ -131,7 +143,7 @@ def fast_imports(path: Path | None = None) -> Iterator[bool]:
     finally:
         if make is not None:
             with contextlib.suppress(AttributeError):
-                del make.compile  # type: ignore[attr-defined]
+                del make.compile
             if missed:
                 _save(path, used)
 

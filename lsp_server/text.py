@@ -4,8 +4,9 @@ LSP ends a line at \\n, \\r\\n or \\r, and nowhere else (not at a form feed or U
 str.splitlines() would). Offsets are Python string indices; `PositionMapper` turns them into LSP
 (line, character) pairs in the negotiated encoding and back.
 
-A `LineIndex` is one text's lines and where each starts. `line_index(text)` builds it, and keeps
-the last one it built (see there why), so the requests on one version of a document split it once.
+A `LineIndex` is one text's lines and where each starts. Nothing here keeps one between calls: the
+owner of a document's `scope.ScopeCache` splits each version once and hands the index to
+`PositionMapper`.
 """
 
 from __future__ import annotations
@@ -66,45 +67,28 @@ class LineIndex:
         return starts
 
 
-class _LastIndex:
-    """`line_index(text)`: the `LineIndex` of `text`; the last one built is kept.
-
-    Why keep one: code actions come on every cursor move, and each asks for the region (scope)
-    and then for LSP positions (PositionMapper) on the same document. pygls hands every request on
-    an unchanged buffer the same `str` object, so keyed on that object the document is split once
-    per version, not once per request and per module. Why it never needs resetting (in tests or
-    anywhere): the entry holds its string, so that string's id cannot be reused while it is cached,
-    and any other string, even an equal one, gets an index of its own. Only the last text is held.
-    """
-
-    __slots__ = ("_last",)
-
-    def __init__(self) -> None:
-        self._last = LineIndex("")
-
-    def __call__(self, text: str) -> LineIndex:
-        last = self._last
-        if last.text is not text:
-            last = LineIndex(text)
-            self._last = last  # one reference swapped whole: a reader sees the old index or the new
-        return last
-
-
-line_index = _LastIndex()
+def line_index(text: str) -> LineIndex:
+    """The `LineIndex` of `text`, built afresh: a caller that asks again about the same version of a
+    document keeps one (`scope.ScopeCache` does, per document)."""
+    return LineIndex(text)
 
 
 def line_starts(text: str) -> list[int]:
     """Offsets where each line starts, as LSP counts lines (see `LineIndex.starts`). Read-only."""
-    return line_index(text).starts
+    return LineIndex(text).starts
 
 
 class PositionMapper:
-    """Document offsets ↔ LSP (line, character) in the negotiated encoding."""
+    """Document offsets ↔ LSP (line, character) in the negotiated encoding.
 
-    def __init__(self, text: str, encoding: PositionEncoding = "utf-16") -> None:
+    `index`, when given, must be the `LineIndex` of this very text (from the document's
+    `scope.ScopeCache`): then the document is not split again.
+    """
+
+    def __init__(self, text: str, encoding: PositionEncoding = "utf-16", index: LineIndex | None = None) -> None:
         self.text = text
         self.encoding = encoding
-        self.line_starts = line_index(text).starts
+        self.line_starts = (index if index is not None and index.text is text else LineIndex(text)).starts
 
     def _units(self, segment: str) -> int:
         if self.encoding == "utf-32" or segment.isascii():

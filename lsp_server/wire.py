@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import attrs
 from lsprotocol import types
+
+from .config_schema import EditFormat
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -34,7 +36,7 @@ STATS_NOTIFICATION = "refactorLsp/stats"
 PROGRESS_NOTIFICATION = "refactorLsp/progress"
 PROGRESS_TOKEN_PREFIX = "refactor-lsp/"
 
-EDIT_FORMATS = ("auto", "region", "hunks")
+EDIT_FORMATS: tuple[EditFormat, ...] = get_args(EditFormat)
 _ARGUMENTS_SHAPE = "refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}"
 
 
@@ -49,7 +51,7 @@ class RefactorArguments:
     backend: str | None = None
     prediction: bool | None = None
     diagnostics: tuple[str, ...] = ()
-    edit_format: str | None = None  # "auto" | "region" | "hunks"; None: the preset's, else the config's
+    edit_format: EditFormat | None = None  # None: the preset's, else the config's
     wait: bool = True  # reply when done; False: reply at once and report through messages
 
 
@@ -95,6 +97,7 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
     edit_format = _field(raw, str, "a string", "editFormat", "edit_format")
     if edit_format is not None and edit_format not in EDIT_FORMATS:
         raise ValueError(f"`editFormat` must be one of {', '.join(EDIT_FORMATS)}, not {edit_format[:40]!r}")
+    chosen_format = next((f for f in EDIT_FORMATS if f == edit_format), None)  # typed: one of the Literal
     wait = _field(raw, bool, "true or false", "wait")
     return RefactorArguments(
         uri=uri,
@@ -104,7 +107,7 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
         backend=_field(raw, str, "a string (a configured backend's name)", "backend"),
         prediction=_field(raw, bool, "true or false", "prediction"),
         diagnostics=tuple(diagnostics),
-        edit_format=edit_format,
+        edit_format=chosen_format,
         wait=wait is not False,
     )
 
@@ -141,20 +144,11 @@ class RefactorReply:
         return reply
 
 
-def status_text(stats: RefactorStats) -> str:
-    """The short form for a status bar: `196 tok/s · 88% accepted`, or the latency when there is no rate."""
-    rate = stats.tokens_per_s
-    parts = [f"{rate:.0f} tok/s" if rate is not None else f"{stats.latency_ms / 1000:.2f} s"]
-    if not stats.prediction:
-        parts.append("no prediction")
-    elif stats.acceptance_rate is not None:
-        parts.append(f"{stats.acceptance_rate:.0%} accepted")
-    return " · ".join(parts)
-
-
 def stats_payload(stats: RefactorStats) -> dict[str, Any]:
     """`refactorLsp/stats` and a reply's `stats`: the record, plus its texts ready-made."""
-    return {**stats.to_dict(), "summary": stats.summary(), "status_text": status_text(stats)}
+    from .stats_text import status_text, summary
+
+    return {**stats.to_dict(), "summary": summary(stats), "status_text": status_text(stats)}
 
 
 @attrs.frozen

@@ -7,7 +7,11 @@
 // and the Python side count them; TypeScript also breaks at U+2028/U+2029, so its own line numbers are not used).
 //   first: the first line of the span: node.getStart() (decorators included, leading trivia skipped), then up over
 //          the contiguous comment-only lines directly above (no blank line between; a blank line inside a /* */
-//          comment is part of it);
+//          comment is part of it). Where the compiler attaches a JSDoc to the node across blank lines (node.jsDoc:
+//          the last `/** */` of its leading trivia, as getJSDocCommentsAndTags takes it), the span starts at that
+//          JSDoc instead, and again up over the comment-only lines directly above it; except a JSDoc about the
+//          file (@license, @file, @module, a copyright, ...) or one that declares a type of its own (@typedef,
+//          @callback), which is no part of the definition (as lsp_server/scope/leading.py rules);
 //   header: the line of the keyword or name, after the decorators and comments (cursor position "signature");
 //   last: the line of node.getEnd();
 //   open: the line of the `{` that opens the body, or -1 (an arrow function with an expression body);
@@ -155,9 +159,10 @@ function isDefinition(node) {
 // joins the block when it lies inside that trivia, every non-blank character is in a comment, and it is not blank
 // (unless it lies inside a block comment).
 function firstLineWithComments(text, starts, node, sf) {
-  const start = node.getStart(sf);
   const fullStart = node.getFullStart();
-  let line = lineOf(starts, start);
+  let line = lineOf(starts, node.getStart(sf));
+  const doc = attachedJSDoc(node, text);
+  if (doc) line = Math.min(line, lineOf(starts, doc.pos));
   // Trailing ranges too: the rest of a block comment that starts after the previous token can fill whole lines.
   const ranges = (ts.getTrailingCommentRanges(text, fullStart) || []).concat(
     ts.getLeadingCommentRanges(text, fullStart) || [],
@@ -183,6 +188,34 @@ function firstLineWithComments(text, starts, node, sf) {
     line--;
   }
   return line;
+}
+
+// JSDoc tags that make a comment about the file, not the definition that happens to come first, or the
+// declaration of a type of its own: such a comment is no part of the definition (lsp_server/scope/leading.py).
+const NOT_THE_DEFINITIONS = new Set([
+  "license",
+  "preserve",
+  "file",
+  "fileoverview",
+  "overview",
+  "module",
+  "packageDocumentation",
+  "copyright",
+  "typedef",
+  "callback",
+]);
+
+// The JSDoc the compiler attaches to the node (the last of node.jsDoc, as getJSDocCommentsAndTags takes it), or
+// undefined when there is none or it is about the file or declares a type of its own.
+function attachedJSDoc(node, text) {
+  const docs = node.jsDoc;
+  if (!docs || !docs.length) return undefined;
+  const doc = docs[docs.length - 1];
+  if ((doc.tags || []).some((tag) => NOT_THE_DEFINITIONS.has(tag.tagName.escapedText || tag.tagName.text))) {
+    return undefined;
+  }
+  if (/\bcopyright\b|SPDX-License-Identifier/i.test(text.slice(doc.pos, doc.end))) return undefined;
+  return doc;
 }
 
 function headerPos(node, text, sf) {

@@ -25,44 +25,39 @@ One module per job, each importing only those listed before it:
 - `runs`: one measured Run, a Pair of them, a Batch of them at once;
 - `ideal`: a task's ideal time, and the diff that counts the tokens that differ;
 - `probes`: what the servers and the machine say about themselves, /metrics counters;
-- `report`: typed summaries per mode, task, level, edit format and overall, and the JSON report;
-- `render`: the table for the terminal and Markdown;
+- `report`: typed summaries per mode, task, level and overall, and the JSON report;
+- `formats_report`: the edit-format section's summaries, and how they are computed;
+- `summarize`: how the runs become the report;
+- `render_cells`, `render_load`, `render_formats`, `render`: the tables for the terminal and Markdown;
+- `options`: --concurrency and --edit-format, parsed and checked;
 - `progress`: the progress display on stderr;
 - `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 
+from .formats_report import FormatRuns, FormatsReport, GroupFormats, TaskFormats, summarize_formats
 from .ideal import Ideal, changed_chars, changed_lines
+from .options import EDIT_FORMATS, parse_concurrency, parse_edit_formats
 from .probes import Machine, ServerInfo, describe_server, machine
 from .progress import ProgressDisplay
 from .render import render_markdown, render_terminal
 from .report import (
-    FormatRuns,
-    FormatsReport,
-    GroupFormats,
     LoadLevel,
     Meta,
     ModeSummary,
     PairsSummary,
     Report,
     Spread,
-    TaskFormats,
     TaskSummary,
     Throughput,
-    build_report,
-    summarize_formats,
-    summarize_level,
 )
 from .runner import (
-    EDIT_FORMATS,
     BenchPlan,
     LevelRuns,
     SizeRuleOnly,
     make_plan,
     max_concurrency,
     measure,
-    parse_concurrency,
-    parse_edit_formats,
     run_batch,
     run_bench,
     run_level,
@@ -70,6 +65,7 @@ from .runner import (
     warm_up,
 )
 from .runs import MODE_LABELS, Batch, Mode, Pair, Run
+from .summarize import build_report, summarize_level
 from .tasks import BenchError, Task, default_tasks_dir, load_tasks
 
 __all__ = [

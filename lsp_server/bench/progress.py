@@ -9,10 +9,10 @@ import time
 from typing import TextIO
 
 from ..refactor import Progress
-from .runs import MODE_LABELS, Run
+from .runs import MODE_LABELS, Mode, Run
 
 # The pair table's words for the region modes; the edit-format table's for the rest.
-_LABELS: dict[str, str] = {**MODE_LABELS, "prediction": "with prediction", "baseline": "without"}
+_LABELS: dict[Mode, str] = {**MODE_LABELS, "prediction": "with prediction", "baseline": "without"}
 
 
 class ProgressDisplay:
@@ -44,9 +44,9 @@ class ProgressDisplay:
         """One less than the terminal's width, so the line never wraps and `\r` can redraw it."""
         return max(shutil.get_terminal_size((100, 20)).columns - 1, 20)
 
-    def begin(self, task: str, mode: str, repetition: int, at_once: int = 1) -> None:
+    def begin(self, task: str, mode: Mode, repetition: int, at_once: int = 1) -> None:
         """A run starts, or a batch of `at_once` runs together (each then reports `done`)."""
-        label = _LABELS.get(mode, mode)
+        label = _LABELS[mode]
         batch = f", {at_once} at once" if at_once > 1 else ""
         self.current = f"{task} ({label}, #{repetition + 1}{batch})"
         if self.tty:

@@ -1,5 +1,6 @@
-"""A bench's results as typed summaries: per mode, per task and overall, per concurrency level, per
-edit format with the distance to the ideal time (--edit-format), with the header's facts.
+"""A bench's results as typed summaries: per mode, per task and overall, per concurrency level, with
+the header's facts; the edit-format section's are in `formats_report`, and `summarize` computes
+these from the runs.
 
 The JSON report is built from them at the edge (`Report.to_dict`); its keys are the contract that
 readers of saved reports rely on, so they do not change when these types do.
@@ -12,24 +13,15 @@ import json
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..metrics import SOURCE_APPROXIMATE
-from ..stats import median
-from .ideal import Ideal, changed_chars, changed_lines
 from .probes import DraftsCounted, Machine, ServerInfo
-from .runs import MODE_LABELS, Batch, Mode, Pair, Run
+from .runs import Batch, Mode, Pair
 from .tasks import Task
 
-# A region this long or longer is "large" in the edit-format report's groups: where re-emitting the
-# region costs most and answering only the changes should pay.
-LARGE_REGION_LINES = 200
-# The edit-format report's groups, in its order.
-GROUPS = (
-    f"small edits, regions under {LARGE_REGION_LINES} lines",
-    f"small edits, regions of {LARGE_REGION_LINES}+ lines",
-    "rewrites",
-)
+if TYPE_CHECKING:
+    from .formats_report import FormatsReport
 
 
 @dataclass(frozen=True)
@@ -138,6 +130,11 @@ class TaskSummary:
         if self.at is not None:
             head["at"] = self.at
         return head | self.summary.to_dict()
+
+
+def task_lines(task: Task) -> str | None:
+    """A task's lines as its summaries give them: "START:END", or None for the whole file."""
+    return f"{task.lines[0]}:{task.lines[1]}" if task.lines else None
 
 
 @dataclass(frozen=True)
@@ -255,137 +252,6 @@ class LoadLevel:
 
 
 @dataclass(frozen=True)
-class FormatRuns:
-    """One mode's runs, of one task or of several: what the user waited, and how far that is from ideal."""
-
-    mode: Mode
-    runs: int
-    measured: int
-    errors: int
-    refused: int
-    waited_ms: Spread | None  # request sent → answer ready, a hunks attempt that did not apply included
-    ideal_ratio: Spread | None  # over runs: waited ÷ the run's task's ideal time
-    output_tokens: float | None  # median; OpenAI's rejected prediction tokens left out
-    completion_tokens: float | None  # median, as billed
-    accepted_prediction_tokens: int | None  # summed over the runs that reported acceptance
-    rejected_prediction_tokens: int | None
-    matches_expected: int
-    # The format each measured run ended in: "region", "hunks", or "hunks → region" (retried).
-    formats: dict[str, int]
-
-    @property
-    def label(self) -> str:
-        return MODE_LABELS[self.mode]
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["label"] = self.label
-        return data
-
-
-@dataclass(frozen=True)
-class TaskFormats:
-    """One task in every mode, against its ideal time."""
-
-    name: str
-    kind: str
-    language: str
-    group: str
-    lines: str | None
-    at: int | None
-    region_lines: int
-    changed_lines: int  # lines the expected edit touches (ideal.changed_lines)
-    ideal: Ideal | None  # None: the reference mode measured nothing usable
-    modes: tuple[FormatRuns, ...]  # in the plan's order
-
-    def mode(self, name: Mode) -> FormatRuns | None:
-        return next((m for m in self.modes if m.mode == name), None)
-
-    @property
-    def auto_speedup(self) -> float | None:
-        """Region + prediction's median wait ÷ auto's: how much sooner auto answers."""
-        return _wait_ratio(self.mode("prediction"), self.mode("auto"))
-
-    @property
-    def auto_vs_best(self) -> float | None:
-        """Auto's median wait ÷ the shorter of region + prediction's and hunks': 1.0 is as good as the better."""
-        auto, best = self.mode("auto"), _faster(self.mode("prediction"), self.mode("hunks"))
-        return _wait_ratio(auto, best)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "language": self.language,
-            "group": self.group,
-            "lines": self.lines,
-            "at": self.at,
-            "region_lines": self.region_lines,
-            "changed_lines": self.changed_lines,
-            "ideal": dataclasses.asdict(self.ideal) if self.ideal is not None else None,
-            "auto_speedup": self.auto_speedup,
-            "auto_vs_best": self.auto_vs_best,
-            "modes": {m.mode: m.to_dict() for m in self.modes},
-        }
-
-
-def _wait_ratio(a: FormatRuns | None, b: FormatRuns | None) -> float | None:
-    if a is None or b is None or a.waited_ms is None or b.waited_ms is None or not b.waited_ms.median:
-        return None
-    return a.waited_ms.median / b.waited_ms.median
-
-
-def _faster(a: FormatRuns | None, b: FormatRuns | None) -> FormatRuns | None:
-    timed = [m for m in (a, b) if m is not None and m.waited_ms is not None]
-    if len(timed) < 2:
-        return None  # "the better of region and hunks" needs both
-    return min(timed, key=lambda m: m.waited_ms.median if m.waited_ms is not None else float("inf"))
-
-
-@dataclass(frozen=True)
-class GroupFormats:
-    """Several tasks together (a group, or all): every mode over their runs, and the medians over tasks."""
-
-    name: str
-    tasks: tuple[str, ...]
-    modes: tuple[FormatRuns, ...]
-    auto_speedup: float | None  # median over the tasks of TaskFormats.auto_speedup
-    auto_vs_best: float | None  # median over the tasks of TaskFormats.auto_vs_best
-    auto_vs_best_worst: float | None  # the largest, over the tasks
-
-    def mode(self, name: Mode) -> FormatRuns | None:
-        return next((m for m in self.modes if m.mode == name), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["tasks"] = list(self.tasks)
-        data["modes"] = {m.mode: m.to_dict() for m in self.modes}
-        return data
-
-
-@dataclass(frozen=True)
-class FormatsReport:
-    """--edit-format: every task in every mode, against its ideal time; the groups and all tasks."""
-
-    modes: tuple[Mode, ...]
-    tasks: tuple[TaskFormats, ...]
-    groups: tuple[GroupFormats, ...]  # the groups that have tasks, then all tasks
-    runs: tuple[Run, ...]  # every run, in running order
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "modes": list(self.modes),
-            "tasks": [t.to_dict() for t in self.tasks],
-            "groups": [g.to_dict() for g in self.groups],
-        }
-
-    @property
-    def measured(self) -> bool:
-        """Some run of some mode has a distance to its ideal."""
-        return any(m.ideal_ratio is not None for g in self.groups for m in g.modes)
-
-
-@dataclass(frozen=True)
 class Report:
     meta: Meta
     tasks: tuple[TaskSummary, ...]
@@ -423,216 +289,3 @@ class Report:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
-
-
-def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
-    measured = [r.stats for r in runs if r.stats is not None]
-    reported = [
-        (s.accepted_prediction_tokens, s.rejected_prediction_tokens)
-        for s in measured
-        if s.accepted_prediction_tokens is not None and s.rejected_prediction_tokens is not None
-    ]
-    total_accepted = sum(a for a, _ in reported) if reported else None
-    total_rejected = sum(b for _, b in reported) if reported else None
-    rate = None
-    if total_accepted is not None and total_rejected is not None and total_accepted + total_rejected > 0:
-        rate = total_accepted / (total_accepted + total_rejected)
-    return ModeSummary(
-        runs=len(runs),
-        measured=len(measured),
-        errors=sum(1 for r in runs if r.outcome == "error"),
-        refused=sum(1 for r in runs if r.outcome == "refused"),
-        latency_ms=Spread.of(s.latency_ms for s in measured),
-        ttft_ms=median(s.ttft_ms for s in measured),
-        completion_tokens=median(s.completion_tokens for s in measured),
-        output_tokens=median(s.useful_tokens() for s in measured),
-        effective_tokens_per_s=median(r.effective_tokens_per_s for r in runs),  # None where not measured
-        generation_tokens_per_s=median(s.tokens_per_s for s in measured),
-        accepted_prediction_tokens=total_accepted,
-        rejected_prediction_tokens=total_rejected,
-        acceptance_rate=rate,
-        acceptance_reported_runs=len(reported),
-        acceptance_sources=tuple(sorted({s.acceptance_source for s in measured if s.acceptance_source})),
-        matches_expected=sum(1 for r in runs if r.matches_expected),
-        expected_similarity=median(r.expected_similarity for r in runs),
-        cost=sum(s.cost for s in measured if s.cost is not None) if any(s.cost is not None for s in measured) else None,
-    )
-
-
-def _distinct(runs: list[Run], task: str) -> int:
-    return len({r.output for r in runs if r.task == task and r.output is not None})
-
-
-def summarize_pairs(pairs: Sequence[Pair]) -> PairsSummary:
-    ratios = [p.speedup for p in pairs if p.speedup is not None]
-    same = [p.same_text for p in pairs]
-    measured = [p for p in pairs if p.speedup is not None]
-    total_with = sum(p.prediction.latency_ms or 0 for p in measured)
-    total_without = sum(p.baseline.latency_ms or 0 for p in measured)
-    by_mode: dict[Mode, list[Run]] = {
-        "prediction": [p.prediction for p in pairs],
-        "baseline": [p.baseline for p in pairs],
-    }
-    return PairsSummary(
-        pairs=len(pairs),
-        speedup=statistics.median(ratios) if ratios else None,
-        speedup_min=min(ratios) if ratios else None,
-        speedup_max=max(ratios) if ratios else None,
-        total_time_ratio=total_without / total_with if total_with else None,
-        same_text_pairs=sum(1 for s in same if s),
-        different_text_pairs=sum(1 for s in same if s is False),
-        differ_after_chars=tuple(sorted(p.common_prefix_chars or 0 for p in pairs if p.same_text is False)),
-        distinct_outputs={
-            mode: max((_distinct(runs, task) for task in {r.task for r in runs}), default=0)
-            for mode, runs in by_mode.items()
-        },
-        prediction=summarize_mode(by_mode["prediction"]),
-        baseline=summarize_mode(by_mode["baseline"]),
-    )
-
-
-def summarize_level(
-    concurrency: int,
-    pairs: Sequence[Pair],
-    batches: Sequence[Batch],
-    wall_s: float,
-    metrics_during_level: DraftsCounted | None = None,
-) -> LoadLevel:
-    return LoadLevel(
-        concurrency=concurrency,
-        wall_s=wall_s,
-        summary=summarize_pairs(pairs),
-        prediction=Throughput.of([b for b in batches if b.mode == "prediction"]),
-        baseline=Throughput.of([b for b in batches if b.mode == "baseline"]),
-        batches=tuple(batches),
-        metrics_during_level=metrics_during_level,
-    )
-
-
-def _lines(task: Task) -> str | None:
-    return f"{task.lines[0]}:{task.lines[1]}" if task.lines else None
-
-
-def build_report(
-    tasks: Sequence[Task],
-    pairs: Sequence[Pair],
-    meta: Meta,
-    load: Sequence[LoadLevel] = (),
-    formats: FormatsReport | None = None,
-) -> Report:
-    summaries = []
-    for task in tasks:
-        start, end = task.span()
-        summaries.append(
-            TaskSummary(
-                name=task.name,
-                kind=task.kind,
-                language=task.language,
-                lines=_lines(task),
-                region_chars=end - start,
-                summary=summarize_pairs([p for p in pairs if p.task == task.name]),
-                at=task.at,
-            )
-        )
-    return Report(meta, tuple(summaries), summarize_pairs(pairs), tuple(pairs), tuple(load), formats)
-
-
-def task_group(task: Task) -> str:
-    """The edit-format report's group: rewrites, and small edits by region size."""
-    if task.kind == "heavy-rewrite":
-        return GROUPS[2]
-    return GROUPS[1] if task.region_lines >= LARGE_REGION_LINES else GROUPS[0]
-
-
-def _format_of(run: Run) -> str | None:
-    stats = run.stats
-    if stats is None or not stats.edit_format:
-        return None
-    return f"{stats.retried_from} → {stats.edit_format}" if stats.retried_from else stats.edit_format
-
-
-def summarize_format_runs(mode: Mode, runs: Sequence[Run], ideals: dict[str, Ideal | None]) -> FormatRuns:
-    """One mode's runs; `ideals` maps each run's task to its ideal time."""
-    measured = [r.stats for r in runs if r.stats is not None]
-    reported = [
-        (s.accepted_prediction_tokens, s.rejected_prediction_tokens)
-        for s in measured
-        if s.accepted_prediction_tokens is not None and s.rejected_prediction_tokens is not None
-    ]
-    ratios = []
-    for run in runs:
-        ideal = ideals.get(run.task)
-        if run.waited_ms is not None and ideal is not None and ideal.ideal_ms > 0:
-            ratios.append(run.waited_ms / ideal.ideal_ms)
-    formats: dict[str, int] = {}
-    for run in runs:
-        if (name := _format_of(run)) is not None:
-            formats[name] = formats.get(name, 0) + 1
-    return FormatRuns(
-        mode=mode,
-        runs=len(runs),
-        measured=len(measured),
-        errors=sum(1 for r in runs if r.outcome == "error"),
-        refused=sum(1 for r in runs if r.outcome == "refused"),
-        waited_ms=Spread.of(r.waited_ms for r in runs),
-        ideal_ratio=Spread.of(ratios),
-        output_tokens=median(s.useful_tokens() for s in measured),
-        completion_tokens=median(s.completion_tokens for s in measured),
-        accepted_prediction_tokens=sum(a for a, _ in reported) if reported else None,
-        rejected_prediction_tokens=sum(b for _, b in reported) if reported else None,
-        matches_expected=sum(1 for r in runs if r.matches_expected),
-        formats=dict(sorted(formats.items())),
-    )
-
-
-def _group(name: str, tasks: Sequence[TaskFormats], runs: Sequence[Run], modes: Sequence[Mode]) -> GroupFormats:
-    names = {t.name for t in tasks}
-    ideals = {t.name: t.ideal for t in tasks}
-    speedups = [t.auto_speedup for t in tasks if t.auto_speedup is not None]
-    versus = [t.auto_vs_best for t in tasks if t.auto_vs_best is not None]
-    return GroupFormats(
-        name=name,
-        tasks=tuple(t.name for t in tasks),
-        modes=tuple(
-            summarize_format_runs(mode, [r for r in runs if r.mode == mode and r.task in names], ideals)
-            for mode in modes
-        ),
-        auto_speedup=statistics.median(speedups) if speedups else None,
-        auto_vs_best=statistics.median(versus) if versus else None,
-        auto_vs_best_worst=max(versus) if versus else None,
-    )
-
-
-def summarize_formats(tasks: Sequence[Task], runs: Sequence[Run], modes: Sequence[Mode]) -> FormatsReport:
-    """Every task in every mode against its ideal time, measured from the reference mode's runs (the
-    region format without prediction) of the same task; then the groups, then all tasks."""
-    summaries = []
-    for task in tasks:
-        start, end = task.span()
-        region, expected = task.source[start:end], task.expected_region()
-        mine = [r for r in runs if r.task == task.name]
-        reference = [r.stats for r in mine if r.mode == "baseline" and r.stats is not None]
-        ideal = Ideal.of(reference, changed_chars(region, expected))
-        summaries.append(
-            TaskFormats(
-                name=task.name,
-                kind=task.kind,
-                language=task.language,
-                group=task_group(task),
-                lines=_lines(task),
-                at=task.at,
-                region_lines=task.region_lines,
-                changed_lines=changed_lines(region, expected),
-                ideal=ideal,
-                modes=tuple(
-                    summarize_format_runs(mode, [r for r in mine if r.mode == mode], {task.name: ideal})
-                    for mode in modes
-                ),
-            )
-        )
-    groups = []
-    for name in GROUPS:
-        if members := [t for t in summaries if t.group == name]:
-            groups.append(_group(name, members, runs, modes))
-    groups.append(_group("all tasks", summaries, runs, modes))
-    return FormatsReport(tuple(modes), tuple(summaries), tuple(groups), tuple(runs))

@@ -12,7 +12,6 @@ import asyncio
 import dataclasses
 import datetime as dt
 import difflib
-import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,15 +20,20 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
-from ..backends import LOCAL_SPECULATION_TYPES, BackendError, StreamRequest, prediction_mode
+from ..backend_errors import BackendError
+from ..backend_stream import StreamRequest
+from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..config import BackendConfig, Config, ConfigError, EditFormat
 from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
 from ..refactor import Progress, RefactorError
+from .formats_report import summarize_formats
+from .options import EDIT_FORMATS
 from .probes import describe_server, drafts_between, machine, read_counters
 from .progress import ProgressDisplay
-from .report import LoadLevel, Meta, Report, build_report, summarize_formats, summarize_level
+from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
+from .summarize import build_report, summarize_level
 from .tasks import BenchError, Task
 
 ORDER = (
@@ -47,22 +51,6 @@ LOAD_ORDER = (
 )
 
 
-def parse_concurrency(text: str) -> tuple[int, ...]:
-    """--concurrency's levels: "4,1,2" → (1, 2, 4), each once, lowest first. Raises BenchError."""
-    levels = []
-    for part in text.split(","):
-        part = part.strip()
-        # Digits only: "+2", "2.0", "1e3" and "²" are not what a reader of the report would expect.
-        if not re.fullmatch(r"[0-9]+", part) or int(part) < 1:
-            raise BenchError(
-                f"--concurrency takes whole numbers of 1 or more, separated by commas (like 1,2,4); {part!r} is not one"
-            )
-        levels.append(int(part))
-    return tuple(sorted(set(levels)))
-
-
-# --edit-format's values: the edit formats, and hunks with the region sent as the prediction field too.
-EDIT_FORMATS: tuple[str, ...] = ("region", "hunks", "hunks+prediction", "auto")
 # How each mode's request is made: (the prediction override, the edit format).
 MODE_REQUESTS: dict[Mode, tuple[bool | None, EditFormat]] = {
     "prediction": (None, "region"),
@@ -71,21 +59,6 @@ MODE_REQUESTS: dict[Mode, tuple[bool | None, EditFormat]] = {
     "hunks-prediction": (True, "hunks"),  # True: the field even with hunks, where the plan leaves it out
     "auto": (None, "auto"),
 }
-
-
-def parse_edit_formats(text: str) -> tuple[str, ...]:
-    """--edit-format's formats: "auto,region" → ("region", "auto"), each once, in the report's order.
-    Raises BenchError."""
-    asked = []
-    for part in text.split(","):
-        part = part.strip()
-        if part not in EDIT_FORMATS:
-            raise BenchError(
-                f"--edit-format takes {', '.join(EDIT_FORMATS)}, one or several separated by commas "
-                f"(like region,hunks,auto); {part!r} is not one"
-            )
-        asked.append(part)
-    return tuple(f for f in EDIT_FORMATS if f in asked)
 
 
 class SizeRuleOnly(FormatHistory):
@@ -395,9 +368,10 @@ async def measure(
 ) -> Report:
     """The whole bench: warm up, describe the servers, run every pair with a progress display (on
     `progress_stream`, default stderr), at each concurrency level, reading /metrics before and after
-    (and around each level under load). `auto` decides by the region's size alone (SizeRuleOnly).
-    Raises BenchError."""
-    engine.formats = SizeRuleOnly()
+    (and around each level under load). The engine is made with `SizeRuleOnly()`, so that `auto`
+    decides by the region's size alone. Raises BenchError."""
+    if not isinstance(engine.formats, SizeRuleOnly):
+        raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
     await warm_up(engine, plan)
     backend_info = await describe_server(plan.backend)
     baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None

@@ -18,11 +18,15 @@ from typing import Any
 import pytest
 
 from lsp_server import metrics
-from lsp_server.backends import StreamRequest, read_acceptance, stream_completion
-from lsp_server.config import Layer, RefactorSettings, build_config
+from lsp_server.acceptance import read_acceptance
+from lsp_server.backend_stream import StreamRequest
+from lsp_server.backends import stream_completion
+from lsp_server.config import RefactorSettings, build_config
+from lsp_server.config_layers import Layer
 from lsp_server.engine import Engine
 from lsp_server.refactor import RefactorError, RefactorRequest
 from lsp_server.stats import RefactorStats
+from lsp_server.stats_text import summary
 
 DATA = Path(__file__).resolve().parent / "data"
 SETTINGS = RefactorSettings(timeout_s=20, connect_timeout_s=5, first_token_timeout_s=10, idle_timeout_s=10)
@@ -203,7 +207,7 @@ async def test_vllm_acceptance_from_metrics_counters_when_the_answer_has_none(re
     assert stats.acceptance_rate == pytest.approx(8 / 36)
     assert stats.prediction is True and stats.prediction_via == "prompt"
     assert not any("approximate" in note for note in stats.notes)
-    assert "server-side speculation: 22% accepted (8 accepted, 28 rejected)" in stats.summary()
+    assert "server-side speculation: 22% accepted (8 accepted, 28 rejected)" in summary(stats)
     # 48 tokens were output; rejected drafts were never part of them.
     assert stats.completion_tokens == 48
     assert stats.tokens_per_s == pytest.approx(48 / ((stats.latency_ms - stats.ttft_ms) / 1000), rel=1e-6)

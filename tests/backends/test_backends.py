@@ -8,20 +8,19 @@ from typing import Any
 
 import pytest
 
-from lsp_server.backends import (
-    Acceptance,
-    BackendError,
-    PredictionUnsupported,
-    StreamRequest,
-    list_models,
-    read_acceptance,
-    stream_completion,
-)
-from lsp_server.config import BackendConfig, Config, Layer, RefactorSettings, build_config
+from lsp_server.acceptance import Acceptance, read_acceptance
+from lsp_server.backend_errors import BackendError, PredictionUnsupported
+from lsp_server.backend_stream import StreamRequest
+from lsp_server.backends import list_models, stream_completion
+from lsp_server.config import BackendConfig, Config, RefactorSettings, build_config
+from lsp_server.config_layers import Layer
 from lsp_server.engine import Engine
 from lsp_server.prompt import build_prompt
 from lsp_server.refactor import RefactorError, RefactorRequest, default_max_tokens
-from lsp_server.testing.fake_backend import FakeBackend, Reply, simulate, tokenize
+from lsp_server.stats_text import summary
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from lsp_server.testing.speculation import simulate, tokenize
 from tests.conftest import backend_table, closed_port_url
 
 SOURCE = '''"""Shapes."""
@@ -551,7 +550,7 @@ async def test_no_prediction_requested_sends_none(fake_backend: FakeBackend, eng
     assert result.new_text == RENAMED
     assert "prediction" not in fake_backend.requests[0]
     assert result.stats.prediction is False
-    assert " · no prediction · region (" in result.stats.summary()
+    assert " · no prediction · region (" in summary(result.stats)
 
 
 async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend: FakeBackend, engine: Engine) -> None:
@@ -566,7 +565,7 @@ async def test_fallback_to_the_next_backend_when_the_first_is_down(fake_backend:
     assert result.stats.served_by == "fake"
     assert result.stats.model == "fake-model"
     assert any("served by fallback backend 'fake'" in note and down in note for note in result.stats.notes)
-    assert result.stats.summary().endswith(" · served by fake")
+    assert summary(result.stats).endswith(" · served by fake")
     assert len(fake_backend.requests) == 1
 
 

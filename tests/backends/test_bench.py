@@ -37,7 +37,9 @@ from lsp_server.bench import (
 from lsp_server.cli import main
 from lsp_server.config import build_config
 from lsp_server.stats import RefactorStats
-from lsp_server.testing.fake_backend import FakeBackend, region_of, simulate, tokenize
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.responders import region_of
+from lsp_server.testing.speculation import simulate, tokenize
 from tests.conftest import write_config
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"

@@ -30,7 +30,9 @@ from lsp_server.config import build_config
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.prompt import language_of
 from lsp_server.scope import choose_region, line_span
-from lsp_server.testing.fake_backend import FakeBackend, Reply, corpus_responder, region_of
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from lsp_server.testing.responders import corpus_responder, region_of
 from tests.conftest import write_config
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
-from lsp_server.history import append_history
+from lsp_server.history import History
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.stats import RefactorStats
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.conftest import backend_table, closed_port_url, write_config
 
 SOURCE = """import math
@@ -407,7 +408,7 @@ def test_the_cli_never_tries_the_other_format_it_could_not_learn_from(
     """Near its threshold the server's `auto` tries hunks after three region runs; a CLI refactor is not
     written to the history, so it would be that first try again every time: it keeps to the size rule."""
     for _ in range(3):
-        append_history(RefactorStats(served_by="fake", edit_format="region", region_lines=9, applied=True))
+        History().append(RefactorStats(served_by="fake", edit_format="region", region_lines=9, applied=True))
     project = {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend, refactor={"hunks_min_lines": 20})}
     (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
     result = refactor(project, "--instruction", "rename foo to bar")

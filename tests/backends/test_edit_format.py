@@ -4,15 +4,21 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from lsp_server.config import Config, ConfigError, Layer, build_config
+from lsp_server.config import Config, ConfigError, build_config
+from lsp_server.config_layers import Layer
+from lsp_server.edit_format import FormatHistory
 from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.refactor import RefactorError, RefactorRequest
-from lsp_server.testing.fake_backend import FakeBackend, Reply, region_of
+from lsp_server.stats_text import summary
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from lsp_server.testing.responders import region_of
 from tests.conftest import backend_table
 
 # A 162-line class: one rename touches 1 of its lines.
@@ -59,7 +65,7 @@ async def test_hunks_answers_only_the_change_and_the_file_is_the_expected_one(
     assert SEARCH_MARKER in system_prompt(sent) and "prediction" not in sent  # no whole-region prediction
     assert result.stats.edit_format == "hunks" and result.stats.region_lines == 162
     assert result.stats.completion_tokens is not None and result.stats.completion_tokens < 60
-    assert " · hunks (set by the request)" in result.stats.summary()
+    assert " · hunks (set by the request)" in summary(result.stats)
     assert [(e.start, e.end) for e in result.edits] == [(SOURCE.index("limit"), SOURCE.index("limit") + len("limit"))]
 
 
@@ -105,7 +111,7 @@ async def test_auto_retries_a_hunks_answer_that_does_not_apply_in_the_region_for
     assert stats.first_attempt_ms and stats.waited_ms() > stats.latency_ms
     assert stats.notes[0].startswith("the hunks answer did not apply (the model's edit block 1 does not match")
     assert "retried in the region format" in stats.notes[0]
-    assert "region (the hunks answer did not apply; retried" in stats.summary()
+    assert "region (the hunks answer did not apply; retried" in summary(stats)
 
 
 @pytest.mark.parametrize(
@@ -166,9 +172,18 @@ async def test_history_outweighs_the_size_rule(engine: Engine, fake_backend: Fak
     assert result.stats.format_reason.startswith("auto, by fake's history for 51-200 lines: hunks")
 
 
+@pytest.fixture
+async def trying_engine() -> AsyncIterator[Engine]:
+    """The server's policy: its refactors are recorded, so `auto` may try the other format to learn."""
+    engine = Engine(FormatHistory(tries=True))
+    yield engine
+    await engine.close()
+
+
 async def test_auto_tries_the_other_format_near_the_threshold_and_then_lets_history_choose(
-    engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
+    trying_engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    engine = trying_engine
     # 162 lines, under hunks_min_lines 170, in its size bucket (51-200): region by size, hunks tried.
     monkeypatch.setattr(fake_backend, "step_s", 0.002)  # region ~260 ms, hunks ~80: clear of any jitter
     settings = config(fake_backend, hunks_min_lines=170)

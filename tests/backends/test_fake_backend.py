@@ -13,15 +13,10 @@ from urllib.parse import urlparse
 import pytest
 
 from lsp_server.prompt import build_prompt
-from lsp_server.testing.fake_backend import (
-    FakeBackend,
-    Reply,
-    instruction_of,
-    region_of,
-    rule_responder,
-    simulate,
-    tokenize,
-)
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from lsp_server.testing.responders import instruction_of, region_of, rule_responder
+from lsp_server.testing.speculation import simulate, tokenize
 
 ANSWER = "def total(items):\n    return sum(item.price for item in items)\n"
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.conftest import closed_port_url
 from tests.editors.real_editors import editor_missing
 

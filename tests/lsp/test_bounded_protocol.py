@@ -14,7 +14,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.lsp_harness import Editor, capabilities, server_setup
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

@@ -8,7 +8,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.lsp_harness import Editor, capabilities, server_setup, to_offset
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

@@ -11,7 +11,8 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_server.testing.fake_backend import FakeBackend, Reply
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.lsp_harness import Editor, capabilities, server_setup
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

@@ -10,8 +10,10 @@ import pytest
 from lsprotocol import types
 
 from lsp_server import history as history_module
-from lsp_server.history import append_history, history_path, read_history
-from lsp_server.stats import RefactorStats, summarize_history
+from lsp_server.history import History, HistoryRecord, history_path, summarize_history
+from lsp_server.stats import RefactorStats
+from lsp_server.stats import measured as derived
+from lsp_server.stats_text import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
 
@@ -30,7 +32,7 @@ def measured(**kwargs) -> RefactorStats:
         "rejected_prediction_tokens": 20,
     }
     base.update(kwargs)
-    return RefactorStats(**base).finish()
+    return derived(RefactorStats(**base))
 
 
 def test_acceptance_rate_is_accepted_over_drafted() -> None:
@@ -67,34 +69,36 @@ def test_no_token_count_means_no_rate() -> None:
 
 
 def test_summary_line_with_prediction_accepted() -> None:
-    assert measured().summary() == (
+    assert summary(measured()) == (
         "refactor 2.1 s · 412 tok · 196 tok/s · server-side speculation: 88% accepted (147 accepted, 20 rejected)"
     )
 
 
 def test_summary_line_variants() -> None:
     without = measured(prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None)
-    assert without.summary() == "refactor 2.1 s · 412 tok · 206 tok/s · no prediction"
+    assert summary(without) == "refactor 2.1 s · 412 tok · 206 tok/s · no prediction"
     unreported = measured(accepted_prediction_tokens=None, rejected_prediction_tokens=None)
-    assert unreported.summary().endswith("server-side speculation (acceptance not reported by the server)")
+    assert summary(unreported).endswith("server-side speculation (acceptance not reported by the server)")
     field = measured(prediction_via="field", accepted_prediction_tokens=None, rejected_prediction_tokens=None)
-    assert field.summary().endswith("prediction field sent (acceptance not reported by the backend)")
-    assert measured(prediction_via="field").summary().endswith("prediction 88% accepted (147 accepted, 20 rejected)")
+    assert summary(field).endswith("prediction field sent (acceptance not reported by the backend)")
+    assert summary(measured(prediction_via="field")).endswith("prediction 88% accepted (147 accepted, 20 rejected)")
     plain = measured(prediction=False, server_speculation=False, accepted_prediction_tokens=None)
-    assert plain.summary().endswith("no prediction (the server does not speculate)")
+    assert summary(plain).endswith("no prediction (the server does not speculate)")
     forced = measured(speculation_always_on=True, server_speculation=True)
-    assert forced.summary().endswith("server-side speculation, cannot be turned off per request: 88% accepted "
+    assert summary(forced).endswith("server-side speculation, cannot be turned off per request: 88% accepted "
                                      "(147 accepted, 20 rejected)")  # fmt: skip
-    assert measured(completion_tokens=None).summary().startswith("refactor 2.1 s · server-side speculation: 88%")
+    assert summary(measured(completion_tokens=None)).startswith("refactor 2.1 s · server-side speculation: 88%")
     fallback = measured(backend="local", served_by="cloud")
-    assert fallback.summary().endswith(" · served by cloud")
-    assert " · served by" not in measured(served_by="local").summary()
+    assert summary(fallback).endswith(" · served by cloud")
+    assert " · served by" not in summary(measured(served_by="local"))
 
 
 def test_to_dict_round_trips_and_ignores_unknown_fields() -> None:
-    record = measured(notes=["retried after HTTP 429 (waited 1.0 s)"], uri="file:///x.py")
+    record = measured(notes=("retried after HTTP 429 (waited 1.0 s)",), uri="file:///x.py")
     data = json.loads(json.dumps(record.to_dict()))
-    assert RefactorStats.from_dict({**data, "from_a_newer_version": 1}) == record
+    assert RefactorStats(**{**data, "notes": tuple(data["notes"])}) == record
+    # The history keeps its own record, read back from what an older or newer writer left too.
+    assert HistoryRecord.from_json({**data, "from_a_newer_version": 1}) == HistoryRecord.of(record)
 
 
 # -- history -----------------------------------------------------------------------------------------
@@ -105,37 +109,37 @@ def test_history_lives_under_xdg_state_home_and_only_the_user_can_read_it(isolat
     assert path == isolated_env["XDG_STATE_HOME"] / "refactor-lsp" / "history.jsonl"
     assert not path.exists()
 
-    append_history(measured())
-    append_history(measured(backend="cloud", prediction=False))
+    History().append(measured())
+    History().append(measured(backend="cloud", prediction=False))
 
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) & 0o077 == 0
     lines = path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["backend"] for line in lines] == ["local", "cloud"]
-    assert [r.backend for r in read_history()] == ["local", "cloud"]
-    assert read_history()[0] == measured()
+    assert [r.backend for r in History().read()] == ["local", "cloud"]
+    assert History().read()[0] == HistoryRecord.of(measured())
 
 
 def test_history_skips_damaged_lines(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
-    append_history(measured(), path)
+    History(path).append(measured())
     with path.open("a", encoding="utf-8") as fh:
         fh.write('{"backend": "half a line\n')
         fh.write("[1, 2]\n")
-    append_history(measured(backend="cloud"), path)
-    assert [r.backend for r in read_history(path)] == ["local", "cloud"]
+    History(path).append(measured(backend="cloud"))
+    assert [r.backend for r in History(path).read()] == ["local", "cloud"]
 
 
 def test_history_without_a_file_is_empty(tmp_path: Path) -> None:
-    assert read_history(tmp_path / "missing.jsonl") == []
+    assert History(tmp_path / "missing.jsonl").read() == []
 
 
 def test_history_is_trimmed_to_the_latest_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(history_module, "HISTORY_LIMIT", 5)  # trimmed beyond 5 × 2000 bytes, to 5 lines
     path = tmp_path / "history.jsonl"
     for i in range(40):
-        append_history(measured(latency_ms=float(i)), path)
-    latencies = [r.latency_ms for r in read_history(path)]
+        History(path).append(measured(latency_ms=float(i)))
+    latencies = [r.latency_ms for r in History(path).read()]
     assert len(latencies) < 40
     assert latencies == [float(i) for i in range(40 - len(latencies), 40)]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -153,7 +157,7 @@ def test_summarize_history_medians_and_speedup() -> None:
         measured(latency_ms=6000, prediction=False, accepted_prediction_tokens=None, rejected_prediction_tokens=None),
         measured(backend="cloud", latency_ms=500),
     ]
-    cloud, local = summarize_history(records)
+    cloud, local = summarize_history(map(HistoryRecord.of, records))
     assert (cloud.backend, local.backend) == ("cloud", "local")
 
     with_prediction, without = local.modes
@@ -220,26 +224,26 @@ async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: Fa
 
 def test_cost_from_billed_tokens_and_the_share_the_prediction_added() -> None:
     # OpenAI: 412 completion tokens billed, 20 of them rejected prediction tokens; 1,000 prompt tokens.
-    stats = measured(prediction_via="field", acceptance_source="usage", prompt_tokens=1000).price(2.0, 8.0)
+    stats = derived(measured(prediction_via="field", acceptance_source="usage", prompt_tokens=1000), 2.0, 8.0)
     assert stats.cost == pytest.approx((1000 * 2.0 + 412 * 8.0) / 1e6)
     assert stats.prediction_extra_cost == pytest.approx(20 * 8.0 / 1e6)
     share = 20 * 8.0 / (1000 * 2.0 + 392 * 8.0)
-    assert stats.summary().endswith(f" · ${stats.cost:.4f}, +{share * 100:.0f} % for the prediction")
+    assert summary(stats).endswith(f" · ${stats.cost:.4f}, +{share * 100:.0f} % for the prediction")
 
 
 def test_no_prices_no_cost_and_local_drafts_cost_nothing_extra() -> None:
-    assert measured().price(0.0, 0.0).cost is None
-    assert "$" not in measured().summary()
-    local = measured(acceptance_source="vllm-spec-decode-metrics", prompt_tokens=100).price(1.0, 1.0)
+    assert derived(measured(), 0.0, 0.0).cost is None
+    assert "$" not in summary(measured())
+    local = derived(measured(acceptance_source="vllm-spec-decode-metrics", prompt_tokens=100), 1.0, 1.0)
     assert local.cost == pytest.approx((100 + 412) / 1e6) and local.prediction_extra_cost is None
-    assert "for the prediction" not in local.summary()
+    assert "for the prediction" not in summary(local)
 
 
 def test_history_summary_shows_the_median_cost() -> None:
-    records = [measured(prediction_via="field", prompt_tokens=1000).price(2.0, 8.0) for _ in range(3)]
-    (summary,) = summarize_history(records)
-    assert summary.modes[0].cost == pytest.approx(records[0].cost)
-    assert f"${records[0].cost:.4f}" in summary.line()
+    records = [derived(measured(prediction_via="field", prompt_tokens=1000), 2.0, 8.0) for _ in range(3)]
+    (line,) = summarize_history(map(HistoryRecord.of, records))
+    assert line.modes[0].cost == pytest.approx(records[0].cost)
+    assert f"${records[0].cost:.4f}" in line.line()
 
 
 # -- a damaged history --------------------------------------------------------------------------------

@@ -6,19 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import (
-    WORKSPACE_FILE,
-    ConfigError,
-    Layer,
-    RefactorSettings,
-    api_key,
-    build_config,
-    editor_layer,
-    load_config,
-    read_toml,
-    user_config_path,
-    user_layer,
-)
+from lsp_server.config import WORKSPACE_FILE, ConfigError, RefactorSettings, api_key, build_config, load_config
+from lsp_server.config_layers import Layer, editor_layer, read_toml, user_config_path, user_layer
 from tests.conftest import toml_text
 
 USER_BACKENDS = {

@@ -4,7 +4,7 @@ medians; a format that often failed to apply is not picked however fast it was."
 from __future__ import annotations
 
 from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES, FormatHistory, choose_format, size_bucket
-from lsp_server.stats import RefactorStats
+from lsp_server.history import HistoryRecord
 
 
 def test_a_format_asked_for_is_used_and_said() -> None:
@@ -66,8 +66,8 @@ def test_a_fast_format_that_often_fails_is_not_chosen() -> None:
 
 def test_the_history_file_teaches_failures_retries_and_successes() -> None:
     records = [
-        RefactorStats(served_by="cloud", edit_format="hunks", region_lines=300, latency_ms=800.0, applied=True),
-        RefactorStats(
+        HistoryRecord(served_by="cloud", edit_format="hunks", region_lines=300, latency_ms=800.0, applied=True),
+        HistoryRecord(
             served_by="cloud",
             edit_format="region",
             region_lines=300,
@@ -76,13 +76,13 @@ def test_the_history_file_teaches_failures_retries_and_successes() -> None:
             retried_from="hunks",
             first_attempt_ms=700.0,
         ),
-        RefactorStats(served_by="cloud", edit_format="hunks", region_lines=300, edit_format_failed=True, applied=False),
+        HistoryRecord(served_by="cloud", edit_format="hunks", region_lines=300, edit_format_failed=True, applied=False),
         # A refactor the user rejected, or that timed out, says nothing about its format.
-        RefactorStats(served_by="cloud", edit_format="region", region_lines=300, latency_ms=1.0, applied=False),
+        HistoryRecord(served_by="cloud", edit_format="region", region_lines=300, latency_ms=1.0, applied=False),
     ]
-    history = FormatHistory().record_stats(records)
+    history = FormatHistory().learn(records)
     assert history.medians("cloud", 300) is None  # region has 1 run only
-    history.record_stats(records[1:2] * 2)
+    history.learn(records[1:2] * 2)
     medians = history.medians("cloud", 300)
     assert medians is not None
     assert medians["region"] == (3000.0, 1.0, 3)

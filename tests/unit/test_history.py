@@ -10,7 +10,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +18,8 @@ import pytest
 
 from lsp_server import history as history_module
 from lsp_server.edit_format import FormatHistory, choose_format
-from lsp_server.history import (
-    MAX_LINE_BYTES,
-    RECORD_VERSION,
-    append_history,
-    history_path,
-    read_history,
-    write_state_file,
-)
-from lsp_server.session import keep_refused_answer
+from lsp_server.history import MAX_LINE_BYTES, RECORD_VERSION, History, HistoryRecord, history_path
+from lsp_server.state_files import keep_refused_answer, write_state_file
 from lsp_server.stats import RefactorStats
 
 OUTSIDE = "a file of yours outside the state folder\n"
@@ -36,9 +29,7 @@ def measured(**changes: Any) -> RefactorStats:
     base = RefactorStats(
         backend="cloud", served_by="cloud", edit_format="region", region_lines=12, latency_ms=900.0, applied=True
     )
-    for name, value in changes.items():
-        setattr(base, name, value)
-    return base
+    return replace(base, **changes)
 
 
 def line(version: int | None = RECORD_VERSION, **changes: Any) -> bytes:
@@ -88,9 +79,9 @@ def test_a_linked_history_is_neither_appended_to_nor_read(
     folder: Path, outside: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     history_path().symlink_to(outside)
-    append_history(measured())
+    History().append(measured())
     assert outside.read_text(encoding="utf-8") == OUTSIDE
-    assert read_history() == []
+    assert History().read() == []
     assert [m for m in warnings(caplog) if "history.jsonl is a link, and is not followed" in m] != []
 
 
@@ -98,7 +89,7 @@ def test_a_hard_link_to_another_file_is_neither_appended_to_nor_replaced(
     folder: Path, outside: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     os.link(outside, history_path())
-    append_history(measured())
+    History().append(measured())
     os.link(outside, folder / "refused-answer.txt")
     kept = keep_refused_answer("the refused answer\n")
     assert outside.read_text(encoding="utf-8") == OUTSIDE
@@ -117,10 +108,10 @@ def test_the_trim_never_follows_a_planted_temporary_file(
     with monkeypatch.context() as patched:
         patched.setattr(history_module.os, "urandom", lambda n: next(drawn))
         for latency in range(40):
-            append_history(measured(latency_ms=float(latency)))
+            History().append(measured(latency_ms=float(latency)))
     assert outside.read_text(encoding="utf-8") == OUTSIDE
     assert stat.S_ISREG(history_path().lstat().st_mode)
-    latencies = [r.latency_ms for r in read_history()]
+    latencies = [r.latency_ms for r in History().read()]
     assert 5 <= len(latencies) < 40  # it was trimmed
     assert latencies == [float(i) for i in range(40 - len(latencies), 40)]
     planted = f".history.jsonl.{'00' * 8}.tmp"
@@ -129,10 +120,10 @@ def test_the_trim_never_follows_a_planted_temporary_file(
 
 def test_a_linked_state_folder_is_refused(outside: Path, caplog: pytest.LogCaptureFixture) -> None:
     history_path().parent.symlink_to(outside.parent, target_is_directory=True)
-    append_history(measured())
+    History().append(measured())
     assert keep_refused_answer("answer") is None
     assert sorted(p.name for p in outside.parent.iterdir()) == ["precious.txt"]
-    assert read_history() == []
+    assert History().read() == []
     assert len(warnings(caplog)) == 2 and all("must be a real folder" in m for m in warnings(caplog))
 
 
@@ -152,16 +143,16 @@ def test_the_folder_is_0700_and_its_files_0600_even_when_they_existed_wider() ->
     folder.chmod(0o755)
     history_path().write_bytes(line())
     history_path().chmod(0o644)
-    append_history(measured())
+    History().append(measured())
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(history_path().stat().st_mode) == 0o600
-    assert len(read_history()) == 2
+    assert len(History().read()) == 2
 
 
 def test_a_new_folder_and_files_are_0700_and_0600_under_any_umask() -> None:
     old = os.umask(0)
     try:
-        append_history(measured())
+        History().append(measured())
         path = write_state_file("refused-answer.txt", b"answer")
     finally:
         os.umask(old)
@@ -174,9 +165,9 @@ def test_a_fifo_named_history_hangs_neither_the_reader_nor_the_writer(
     folder: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     os.mkfifo(history_path(), 0o600)
-    results: list[list[RefactorStats]] = []
-    assert finishes(lambda: append_history(measured()), history_path())
-    assert finishes(lambda: results.append(read_history()), history_path())
+    results: list[list[HistoryRecord]] = []
+    assert finishes(lambda: History().append(measured()), history_path())
+    assert finishes(lambda: results.append(History().read()), history_path())
     assert results == [[]]
     assert len(warnings(caplog)) == 2
 
@@ -184,8 +175,8 @@ def test_a_fifo_named_history_hangs_neither_the_reader_nor_the_writer(
 def test_a_failure_to_write_is_a_warning_never_an_error(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("", encoding="utf-8")
-    append_history(measured(), blocked / "history.jsonl")  # its folder cannot exist
-    assert read_history(blocked / "history.jsonl") == []
+    History(blocked / "history.jsonl").append(measured())  # its folder cannot exist
+    assert History(blocked / "history.jsonl").read() == []
     assert len(warnings(caplog)) == 2
 
 
@@ -203,9 +194,9 @@ DAMAGED = [
     line(latency_ms=float("nan")),
     line(latency_ms=-5.0),
     line(acceptance_rate=1.5),
-    line(notes="not a list"),
+    line(served_by=["not", "text"]),
     line(completion_tokens=12.5),
-    line(uri=None),
+    line(applied="yes"),
     line(version=RECORD_VERSION + 1),  # a newer format
     line(version=True),
     b"[" * 60_000 + b"\n",  # nested deeper than the parser recurses
@@ -216,40 +207,43 @@ def test_damaged_records_are_skipped_and_counted_once(folder: Path, caplog: pyte
     assert len(line(notes=["x" * 8000] * 10)) > MAX_LINE_BYTES
     good = [line(model="first"), line(version=None, model="unversioned"), line(model="third", latency_ms=7)]
     history_path().write_bytes(good[0] + b"".join(DAMAGED) + good[1] + good[2])
-    records = read_history()
+    history = History()  # the server's one: it reports the same damage once
+    records = history.read()
     assert [(r.model, r.latency_ms) for r in records] == [("first", 900.0), ("unversioned", 900.0), ("third", 7.0)]
     said = f"the refactor history {history_path()}: {len(DAMAGED)} record(s) skipped, damaged or written by a newer"
     assert warnings(caplog) == [said + " version"]
-    append_history(measured(model="fourth"))
-    assert [r.model for r in read_history()] == ["first", "unversioned", "third", "fourth"]
+    history.append(measured(model="fourth"))
+    assert [r.model for r in history.read()] == ["first", "unversioned", "third", "fourth"]
     assert len(warnings(caplog)) == 1  # the same damage is not reported on every read
 
 
 def test_damaged_records_never_reach_auto(folder: Path) -> None:
     records = [line(edit_format=f, latency_ms=900.0 if f == "region" else 5000.0) for f in ("region", "hunks") * 3]
     history_path().write_bytes(b"".join(records) + b"".join(DAMAGED))
-    formats = FormatHistory().record_stats(read_history())
+    formats = FormatHistory().learn(History().read())
     choice = choose_format("auto", "", 12, 600, "cloud", formats)
     assert (choice.format, choice.reason.startswith("auto, by cloud's history for 1-50 lines")) == ("region", True)
 
 
 def test_records_are_versioned_and_round_trip(folder: Path) -> None:
-    stats = measured(notes=["retried after HTTP 429"], cost=0.002, acceptance_rate=0.5, uri="file:///x.py")
-    append_history(stats)
-    assert json.loads(history_path().read_bytes())["v"] == RECORD_VERSION
-    assert read_history() == [stats]
+    stats = measured(notes=("retried after HTTP 429",), cost=0.002, acceptance_rate=0.5, uri="file:///x.py")
+    History().append(stats)
+    written = json.loads(history_path().read_bytes())
+    assert written["v"] == RECORD_VERSION
+    assert "uri" not in written and "notes" not in written  # the history keeps figures, not your files' names
+    assert History().read() == [HistoryRecord.of(stats)]
 
 
-@pytest.mark.parametrize("name", [f.name for f in fields(RefactorStats)])
+@pytest.mark.parametrize("name", [f.name for f in fields(HistoryRecord)])
 def test_every_field_is_checked(name: str) -> None:
     with pytest.raises(ValueError, match=name):
-        RefactorStats.from_dict({name: object()})
+        HistoryRecord.from_json({name: object()})
 
 
 def test_a_record_the_reader_would_skip_is_not_written(folder: Path, caplog: pytest.LogCaptureFixture) -> None:
-    append_history(measured(uri="file:///" + "x" * 10_000))
-    append_history(measured(latency_ms=float("inf")))
-    assert not history_path().exists() or read_history() == []
+    History().append(measured(model="m" * 10_000))
+    History().append(measured(latency_ms=float("inf")))
+    assert not history_path().exists() or History().read() == []
     assert len(warnings(caplog)) == 2
 
 
@@ -268,7 +262,7 @@ def test_only_a_bounded_tail_is_read_and_its_cut_line_is_no_damage(
 
     with monkeypatch.context() as patched:
         patched.setattr(history_module.os, "read", counted)
-        latencies = [r.latency_ms for r in read_history()]
+        latencies = [r.latency_ms for r in History().read()]
     assert latencies == [float(i) for i in range(295, 300)]
     assert 0 < sum(read) <= 5 * 2000 + MAX_LINE_BYTES < history_path().stat().st_size
     assert warnings(caplog) == []
@@ -276,6 +270,5 @@ def test_only_a_bounded_tail_is_read_and_its_cut_line_is_no_damage(
 
 @pytest.fixture(autouse=True)
 def _warn_afresh(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    monkeypatch.setattr(history_module, "_warned", set())  # each test sees its own first warning
     caplog.set_level(logging.WARNING, logger=history_module.__name__)
     yield

@@ -17,9 +17,9 @@ from lsp_server.hunks import (
     Hunk,
     HunksError,
     apply_hunks,
-    hunks_for,
     parse_hunks,
 )
+from lsp_server.hunks_write import hunks_for
 
 REGION = (
     "def area(shape):\n"

@@ -12,7 +12,6 @@ import re
 import pytest
 
 from lsp_server import edits, scope
-from lsp_server import text as text_layer
 from lsp_server.edits import PositionMapper, Replacement, apply_replacements, line_starts, region_replacements
 from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
 
@@ -90,21 +89,6 @@ def test_line_starts_match_the_lsp_lines_and_are_cached_per_string() -> None:
     assert line_starts(first) == [0, 6, 12]
     assert line_starts(second) == [0, 6, 13]
     assert line_starts(first) == [0, 6, 12]
-
-
-def test_scope_and_positions_share_one_line_index_per_string() -> None:
-    source = "".join(f"def f{i}():\n    return {i}\n" for i in range(50))
-    index = text_layer.line_index(source)
-    cursor = source.index("return 7")
-    assert choose_region(source, cursor, cursor).kind == "block"
-    assert text_layer.line_index(source) is index  # scope did not split the document again
-    assert PositionMapper(source).line_starts is index.starts  # nor did the positions
-    equal = "".join([source[:5], source[5:]])  # an equal string, another object: an index of its own
-    assert equal is not source
-    assert text_layer.line_index(equal) is not index and text_layer.line_index(equal).offsets == index.offsets
-    # The names older code imports from scope and edits are the ones in lsp_server.text.
-    assert scope.split_lines is text_layer.split_lines and edits.line_starts is text_layer.line_starts
-    assert edits.PositionMapper is text_layer.PositionMapper and edits.PositionEncoding is text_layer.PositionEncoding
 
 
 def test_position_mapper_does_not_break_at_unicode_line_separators() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_server.prompt import REGION_END, REGION_START, SYSTEM_PROMPT, build_prompt, language_of
-from lsp_server.testing.fake_backend import instruction_of, region_of
+from lsp_server.testing.responders import instruction_of, region_of
 
 SOURCE = """import math
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.definition import Definition
-from lsp_server.scope_code import code_family, find_code_definition
+from lsp_server.scope.code import code_family, find_code_definition
 
 
 def line(src: str, needle: str) -> int:

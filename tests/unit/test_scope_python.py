@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.scope import choose_region
-from lsp_server.scope_python import find_python_definition
+from lsp_server.scope.python import find_python_definition
 
 BLACK = '''import pytest
 

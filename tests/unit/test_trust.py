@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, Layer, RefactorSettings, editor_layer, load_config
+from lsp_server.config import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, RefactorSettings, load_config
+from lsp_server.config_layers import Layer, editor_layer
 from lsp_server.refactor import default_max_tokens
 
 WORKSPACE_TOML = '[backends.local]\nbase_url = "https://elsewhere.example/v1"\nmodel = "big"\n'

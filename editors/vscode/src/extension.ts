@@ -93,7 +93,7 @@ function missingProgram(): string | undefined {
   if (dirs.some((dir) => suffixes.some((ext) => isExecutable(path.join(dir, command + ext))))) return undefined;
   return (
     `cannot find the language server \`${command}\`${hasDir ? "" : " on PATH"}. ` +
-    "Install it with `pip install refactor-lsp`, or set `refactorLsp.server.command` to its absolute path."
+    "Install it from a checkout of refactor-lsp (`pip install -e /path/to/refactor-lsp`; it is not on PyPI), or set `refactorLsp.server.command` to its absolute path."
   );
 }
 

@@ -86,7 +86,7 @@ function M.check()
   end
   if vim.fn.executable(cmd[1]) ~= 1 then
     health.error(('server not found: `%s` is not executable'):format(cmd[1]), {
-      'install it: pip install refactor-lsp (or pipx install refactor-lsp)',
+      'install it from a checkout of refactor-lsp (not on PyPI): pip install -e /path/to/refactor-lsp, in a virtual environment',
       "or point setup() at it: require('refactor_lsp').setup({ cmd = { '/path/to/refactor-lsp' } })",
     })
     return

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .definition import Definition
-from .text import line_index
+from ..definition import Definition
+from .cache import ScopeCache, Snapshot, snapshot_of
 
 # A line at column 0 that may start a top-level statement (not a closing bracket, a comment, or a
 # clause that continues the statement above).
@@ -29,13 +29,17 @@ _FULL_PARSE_MAX_LINES = 1500  # past this a whole-file parse costs more than a c
 _WHOLE_SCAN_MAX_LINES = 3000  # a scan from the top is always right about strings; past this, a window
 
 
-def find_python_definition(text: str, cursor_line: int) -> Definition | None:
+def find_python_definition(text: str, cursor_line: int, cache: ScopeCache | None = None) -> Definition | None:
     """The innermost definition whose span holds `cursor_line` (0-based), or the multi-line top-level
     statement holding it (kind "block"), or None."""
-    lines = line_index(text).lines
+    return python_definition(snapshot_of(text, cache), cursor_line)
+
+
+def python_definition(snapshot: Snapshot, cursor_line: int) -> Definition | None:
+    lines = snapshot.index.lines
     if not 0 <= cursor_line < len(lines):
         return None
-    tree, first = _parse_around(text, lines, cursor_line)
+    tree, first = _parse_around(snapshot, cursor_line)
     if tree is None or _starts_in_a_string(tree, first):
         return _scan(lines, cursor_line)
     return _from_tree(tree, first, lines, cursor_line)
@@ -71,25 +75,13 @@ def _chunk_start(lines: Sequence[str], line: int) -> int:
     return start
 
 
-@dataclass
-class _ParseCache:
-    """Parsed chunks of the last text seen: a code action per cursor move must not re-parse."""
-
-    text: str | None = None
-    trees: dict[tuple[int, int], ast.Module | None] | None = None
-
-    def parse(self, text: str, lines: Sequence[str], first: int, end: int) -> ast.Module | None:
-        if self.text is not text or self.trees is None:
-            self.text, self.trees = text, {}
-        key = (first, end)
-        if key not in self.trees:
-            if len(self.trees) > 64:
-                self.trees.clear()
-            self.trees[key] = _parse("".join(lines[first:end]))
-        return self.trees[key]
-
-
-_cache = _ParseCache()
+def _parsed(snapshot: Snapshot, first: int, end: int) -> ast.Module | None:
+    """Lines [first, end) parsed, once per text: a code action per cursor move must not re-parse."""
+    key = (first, end)
+    trees = snapshot.trees
+    if key not in trees:
+        snapshot.keep_tree(key, _parse("".join(snapshot.index.lines[first:end])))
+    return trees[key]
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -99,12 +91,13 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
-def _parse_around(text: str, lines: Sequence[str], cursor: int) -> tuple[ast.Module | None, int]:
+def _parse_around(snapshot: Snapshot, cursor: int) -> tuple[ast.Module | None, int]:
     """A parsed chunk holding `cursor`, and the chunk's first line; (None, 0) when none parses."""
+    lines = snapshot.index.lines
     first = _chunk_start(lines, cursor)
     end = next(_top_starts_below(lines, cursor), len(lines))
     for widening in range(_WIDENINGS + 1):
-        tree = _cache.parse(text, lines, first, end)
+        tree = _parsed(snapshot, first, end)
         if tree is not None:
             return tree, first
         if (first, end) == (0, len(lines)):
@@ -113,7 +106,7 @@ def _parse_around(text: str, lines: Sequence[str], cursor: int) -> tuple[ast.Mod
         first = _chunk_start(lines, _nth(_top_starts_above(lines, first - 1), step, 0)) if first else 0
         end = _nth(_top_starts_below(lines, end), step, len(lines)) if end < len(lines) else end
     if len(lines) <= _FULL_PARSE_MAX_LINES:
-        return _cache.parse(text, lines, 0, len(lines)), 0
+        return _parsed(snapshot, 0, len(lines)), 0
     return None, 0
 
 

@@ -1,0 +1,250 @@
+"""One streamed chat completion, read from the SDK's stream under the refactor's bounds: the
+request (`StreamRequest`), the answer's size limits, the first-token and idle timeouts, a stream
+that breaks the protocol, and what comes back (`Completion`). Retries are the caller's
+(`backends.stream_completion`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from .acceptance import Acceptance, read_acceptance
+from .backend_clients import ClientPool
+from .backend_errors import BackendError, redact
+from .config import BackendConfig, RefactorSettings
+
+
+class MalformedStream(ValueError):
+    """The stream broke the protocol (a second choice, text after the end): the answer is not usable."""
+
+
+class AnswerTooLong(Exception):
+    """The backend sent more than the request's limits allow: it ignores them, and reading on would
+    fill the memory (a stream of whitespace without a finish, or one line that never ends)."""
+
+
+# Code averages about 4 characters a token, and a tokenizer's longest tokens (runs of spaces or
+# punctuation) are a few dozen: an answer past 32 characters a token is not keeping to max_tokens.
+MAX_CHARS_PER_TOKEN = 32
+# However large max_tokens is set, a rewrite of a region is not more than ten times the region
+# (docstrings on a short function add a few times its size), plus room for a small region.
+REGION_ANSWER_FACTOR, REGION_ANSWER_SLACK = 10, 20_000
+# One SSE line carries one chunk: its JSON around the text (id, model, usage) is a few hundred bytes,
+# and JSON escaping makes a character at most 6 bytes (\u00XX).
+SSE_LINE_OVERHEAD, JSON_BYTES_PER_CHAR = 64 * 1024, 6
+
+
+def answer_char_limit(max_tokens: int, predicted_chars: int = 0) -> int:
+    """The most characters an answer may have before the stream is stopped and refused."""
+    limit = max(max_tokens, 1) * MAX_CHARS_PER_TOKEN
+    if predicted_chars:
+        limit = min(limit, REGION_ANSWER_FACTOR * predicted_chars + REGION_ANSWER_SLACK)
+    return limit
+
+
+def _bound_sse_lines(stream: Any, max_line_bytes: int) -> None:
+    """Refuse an SSE line longer than `max_line_bytes` as it arrives: the SDK's decoder keeps a line
+    in memory until it ends, so one that never ends would fill it before any delta reached us."""
+    response = stream.response
+    read = response.aiter_bytes
+
+    async def bounded(*args: Any, **kwargs: Any) -> Any:
+        run = 0  # bytes since the last line end
+        async for chunk in read(*args, **kwargs):
+            end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+            run = run + len(chunk) if end < 0 else len(chunk) - end - 1
+            if run > max_line_bytes:
+                raise AnswerTooLong(f"one line of the stream ran past {max_line_bytes:,} bytes")
+            yield chunk
+
+    response.aiter_bytes = bounded
+
+
+@dataclass
+class Completion:
+    text: str = ""
+    finish_reason: str | None = None
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    acceptance: Acceptance | None = None
+    prediction_sent: bool = False
+    speculation: bool | None = None  # the server said whether it drafted (None: it did not say)
+    notes: list[str] = field(default_factory=list)
+
+
+# (the text just streamed, the output tokens so far when the server counts them per chunk, else None)
+DeltaCallback = Callable[[str, int | None], None]
+
+
+@dataclass
+class StreamRequest:
+    messages: list[dict[str, str]]
+    prediction: str | None  # sent as the `prediction` field when not None
+    max_tokens: int
+    temperature: float
+    live_usage: bool = False  # ask for the token count on every chunk (vLLM's continuous_usage_stats)
+    # Keep the server's prompt cache out of this request: vLLM's `cache_salt`, or for llama.cpp
+    # `cache_prompt: false` (it has no salt). None: the server caches as it likes.
+    cache_salt: str | None = None
+    # Stop reading past this many characters of answer (None: what max_tokens allows, answer_char_limit).
+    max_answer_chars: int | None = None
+
+    def answer_limit(self) -> int:
+        return self.max_answer_chars if self.max_answer_chars is not None else answer_char_limit(self.max_tokens)
+
+
+async def stream_once(
+    clients: ClientPool,
+    backend: BackendConfig,
+    settings: RefactorSettings,
+    request: StreamRequest,
+    on_delta: DeltaCallback | None,
+) -> Completion:
+    import openai
+
+    client = clients.get(backend, settings)
+    prediction: Any = openai.omit  # omitted, not null: not every server takes a null field
+    if request.prediction is not None:
+        prediction = {"type": "content", "content": request.prediction}
+    salt: dict[str, Any] | None = None
+    if request.cache_salt is not None:  # not OpenAI fields: in the body as they are
+        salt = {"cache_prompt": False} if backend.type == "llamacpp" else {"cache_salt": request.cache_salt}
+    started = time.perf_counter()
+    result = Completion(prediction_sent=request.prediction is not None)
+    parts: list[str] = []
+    stream_options: dict[str, bool] = {"include_usage": True}
+    if request.live_usage:
+        stream_options["continuous_usage_stats"] = True  # vLLM counts tokens on every chunk: an exact live rate
+    try:
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancel that arrives just as
+        # the response starts, and the refactor would then stream on.
+        async with asyncio.timeout(settings.first_token_timeout_s):
+            stream = await client.chat.completions.create(
+                model=backend.model,
+                messages=cast(Any, request.messages),  # plain role/content dicts: what the SDK sends as they are
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                stream=True,
+                stream_options=cast(Any, stream_options),  # vLLM's continuous_usage_stats: not in the SDK's type
+                prediction=prediction,
+                extra_body=salt,
+            )
+    except TimeoutError:
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent nothing within "
+            f"{settings.first_token_timeout_s:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+            fallback_ok=True,
+        ) from None
+    max_chars = request.answer_limit()
+    received = 0
+    _bound_sse_lines(stream, max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            wait = settings.idle_timeout_s if result.ttft_ms is not None else settings.first_token_timeout_s
+            try:
+                async with asyncio.timeout(wait):  # not wait_for: no extra task per chunk
+                    chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if result.ttft_ms is None:
+                    raise BackendError(
+                        f"the backend '{backend.name}' at {backend.base_url} sent no first token within "
+                        f"{wait:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+                        fallback_ok=True,
+                    ) from None
+                raise BackendError(
+                    f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
+                    "(refactor.idle_timeout_s); nothing was applied — run it again"
+                ) from None
+            tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
+            for choice in chunk.choices or []:
+                # We ask for one choice: another one interleaved into the stream is not part of the answer.
+                if (getattr(choice, "index", 0) or 0) != 0:
+                    raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
+                delta = choice.delta
+                content = getattr(delta, "content", None) if delta is not None else None
+                if content:
+                    if not isinstance(content, str):
+                        raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
+                    if result.finish_reason is not None:
+                        raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
+                    if result.ttft_ms is None:
+                        result.ttft_ms = (time.perf_counter() - started) * 1000
+                    received += len(content)
+                    if received > max_chars:
+                        raise AnswerTooLong(f"the answer ran past {max_chars:,} characters")
+                    parts.append(content)
+                    if on_delta is not None:
+                        on_delta(content, tokens_so_far)
+                if choice.finish_reason:
+                    if result.finish_reason not in (None, choice.finish_reason):
+                        raise MalformedStream(
+                            f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
+                        )
+                    result.finish_reason = choice.finish_reason
+            if chunk.usage is not None:
+                result.completion_tokens = chunk.usage.completion_tokens
+                result.prompt_tokens = chunk.usage.prompt_tokens
+            if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
+                # Only final chunks carry acceptance; dumping every chunk would cost time per token.
+                raw = chunk.model_dump(warnings=False)
+                acceptance = read_acceptance(raw)
+                if acceptance is not None:
+                    result.acceptance = acceptance
+                timings = raw.get("timings") or {}
+                if acceptance is not None and acceptance.source != "usage":
+                    result.speculation = True
+                elif timings and "draft_n" not in timings:
+                    result.speculation = False  # llama.cpp reports its drafts here when it makes any
+                predicted = timings.get("predicted_n")
+                if result.completion_tokens is None and isinstance(predicted, int):
+                    result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+    except AnswerTooLong as exc:
+        parts.clear()  # what was read goes now, not when the error is done with
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent more than this refactor allows ({exc}, for "
+            f"an answer of at most {request.max_tokens:,} tokens): it does not keep to max_tokens; nothing was "
+            "applied and the stream was closed — check the backend's settings or try another model"
+        ) from None
+    except (
+        openai.APIConnectionError,
+        openai.APIError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        ValueError,
+        AttributeError,  # a chunk of the wrong shape: the SDK does not validate streamed chunks
+        TypeError,
+    ) as exc:
+        if isinstance(exc, openai.APIStatusError):
+            raise
+        if isinstance(exc, UnicodeDecodeError):
+            raise BackendError(
+                f"the backend '{backend.name}' at {backend.base_url} sent text that is not valid UTF-8; "
+                "nothing was applied — run it again or check the backend"
+            ) from None
+        if isinstance(exc, openai.APIConnectionError):
+            raise BackendError(
+                f"the connection to the backend '{backend.name}' at {backend.base_url} broke mid-answer; "
+                "nothing was applied — run it again"
+            ) from None
+        problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
+            f"({redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
+        ) from None
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.close()
+    result.latency_ms = (time.perf_counter() - started) * 1000
+    result.text = "".join(parts)
+    return result

@@ -1,0 +1,135 @@
+"""Who may decide what: a folder the user trusts, and what an untrusted layer (a workspace file, editor
+settings a repository can fill) may not set: where code and keys go, which backend serves them, what
+a refactor can cost, the user's prices, and who is trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config_layers import Layer
+from .config_schema import (
+    COST_CEILINGS,
+    COST_KEYS,
+    MIN_AUTO_MAX_TOKENS,
+    PRICE_KEYS,
+    ROUTING_KEYS,
+    BackendConfig,
+    Config,
+)
+
+
+def is_trusted(folder: Path, trusted: list[str]) -> bool:
+    folder = folder.resolve()
+    for entry in trusted:
+        root = Path(entry).expanduser().resolve()
+        if folder == root or root in folder.parents:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class WorkspaceFilter:
+    """What an untrusted source was not allowed to set."""
+
+    ignored_keys: list[str]
+
+
+# Keys only the user's own channels may set: who is trusted, and (from an editor) "this folder is trusted".
+TRUST_KEYS = ("trusted_workspaces", "workspace_trusted")
+_USER_ONLY = ROUTING_KEYS | PRICE_KEYS  # of a backend's keys
+
+
+def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tuple[Layer, WorkspaceFilter]:
+    """Drop what an untrusted source may not decide: where code and keys are sent, which backend serves
+    them, what a refactor can cost, the user's prices, and who is trusted.
+
+    It may pick among `named` (the backends the user's own channels name), lower the COST_CEILINGS
+    below `own` (what those channels give), set `prediction = "never"`, other refactor settings and
+    presets. A value equal to the user's own changes nothing and is kept quietly.
+    """
+    data = dict(layer.data)
+    ignored: list[str] = []
+
+    def unnamed(key: str, choice: Any) -> bool:
+        if not isinstance(choice, str) or choice in named:
+            return False
+        ignored.append(f"{key} ({choice!r}: a backend you never configured)")
+        return True
+
+    if unnamed("default_backend", data.get("default_backend")):
+        del data["default_backend"]
+    backends = data.get("backends")
+    if isinstance(backends, Mapping):
+        kept: dict[str, Any] = {}
+        for name, table in backends.items():
+            known = own.backends.get(name)
+            if known is None or not isinstance(table, Mapping):
+                ignored.append(f"backends.{name}")
+                continue
+            allowed = {k: v for k, v in table.items() if _may_set(known, k, v)}
+            refused = [k for k in table if k not in allowed]
+            ignored.extend(_label(f"backends.{name}.{k}", table[k], getattr(known, k)) for k in refused)
+            if allowed:
+                kept[name] = allowed
+        data["backends"] = kept
+    refactor = data.get("refactor")
+    if isinstance(refactor, Mapping):
+        data["refactor"] = dict(refactor)
+        for key in sorted(COST_CEILINGS & refactor.keys()):
+            value, mine = refactor[key], getattr(own.refactor, key)
+            if _raises(key, value, mine):
+                ignored.append(_label(f"refactor.{key}", value, mine))
+                del data["refactor"][key]
+    actions = data.get("actions")
+    if isinstance(actions, list):  # a preset that names its backend is held to default_backend's rule
+        data["actions"] = [
+            {k: v for k, v in preset.items() if k != "backend"}
+            if isinstance(preset, Mapping) and unnamed(f"actions[{i}].backend", preset.get("backend"))
+            else preset
+            for i, preset in enumerate(actions)
+        ]
+    for key in TRUST_KEYS:
+        if key in data:
+            ignored.append(key)
+            del data[key]
+    return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
+
+
+def _may_set(known: BackendConfig, key: str, value: Any) -> bool:
+    """May an untrusted layer set this key of one of the user's backends to `value`?"""
+    own = key not in _USER_ONLY | COST_KEYS or value == getattr(known, key)
+    return own or (key == "prediction" and value == "never")
+
+
+def _raises(key: str, value: Any, mine: float) -> bool:
+    """Would `value` raise the user's ceiling `mine`? A value of the wrong type is left to the converter."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if key == "max_tokens" and mine == 0:  # automatic: a fixed cap is lower only up to its minimum
+        return value > MIN_AUTO_MAX_TOKENS
+    if key == "max_tokens" and value == 0:  # automatic: twice a large region can pass the user's cap
+        return True
+    return value > mine
+
+
+def _label(key: str, value: Any, mine: Any) -> str:
+    """The ignored key and, for a cost, what it asked against what the user has."""
+    if key.endswith(".max_tokens") and mine == 0:
+        return f"{key} ({value!r} over {MIN_AUTO_MAX_TOKENS}: yours is automatic, from the region's size)"
+    if key.endswith(".max_tokens") and value == 0:
+        return f"{key} (0, automatic, over your {mine!r})"
+    if key.startswith("refactor.") or key.endswith((".model", ".prediction")):
+        return f"{key} ({value!r}, yours is {mine!r})"
+    return key
+
+
+def named_backends(layer: Layer, config: Config) -> set[str]:
+    """The backends a trusted layer names: those it defines, and the default and fallbacks it leaves."""
+    backends = layer.data.get("backends")
+    defined = set(backends) if isinstance(backends, Mapping) else set()
+    fallbacks = {name for backend in config.backends.values() for name in backend.fallback}
+    return (defined | fallbacks | {config.default_backend}) & config.backends.keys()

@@ -1,0 +1,117 @@
+"""The state folder (`$XDG_STATE_HOME/refactor-lsp`): the one place that opens files there.
+
+The folder is yours: created 0700 and refused when it is a link or another user's. A file in it is
+opened without following links and used only when it is a regular file with one name that you own
+(a planted link, hard link, FIFO or device is refused, never written or waited on), and it is
+created 0600. A file replaced whole (the history's trim, the refused answer) is written to a
+temporary file created exclusively under an unpredictable name, then renamed over the old name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+REFUSED_ANSWER = "refused-answer.txt"  # the last answer a refusal held back (server and CLI), for the user to judge
+NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK  # O_NONBLOCK: opening a FIFO returns at once
+
+
+class StateRefused(OSError):
+    """A path in the state folder that is not safe to use; the message names it and says why."""
+
+
+def state_dir(env: Mapping[str, str] = os.environ) -> Path:
+    base = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "refactor-lsp"
+
+
+def open_folder(folder: Path, create: bool) -> int:
+    """A descriptor of `folder`, a real folder of yours, made 0700; every file is opened relative to it,
+    so that the folder cannot be swapped for a link between the check and the use."""
+    if create:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        if folder.is_symlink():
+            raise StateRefused(f"{folder} is a link: the state folder must be a real folder") from None
+        raise
+    try:
+        status = os.fstat(fd)
+        if status.st_uid != os.geteuid():
+            raise StateRefused(f"{folder} belongs to another user")
+        if stat.S_IMODE(status.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(folder_fd: int, folder: Path, name: str, flags: int) -> int:
+    try:
+        fd = os.open(name, flags | NOFOLLOW, 0o600, dir_fd=folder_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StateRefused(f"{folder / name} is a link, and is not followed") from None
+        raise
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1 or status.st_uid != os.geteuid():
+            raise StateRefused(f"{folder / name} is not a regular file of yours with one name")
+        if stat.S_IMODE(status.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def replace_file(folder_fd: int, name: str, data: bytes) -> None:
+    for _ in range(100):  # a name taken (planted, or another process's) is skipped, never reused
+        tmp = f".{name}.{os.urandom(8).hex()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=folder_fd)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise StateRefused(f"cannot create a temporary file for {name}")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)  # replaces a link, never follows it
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder_fd)
+        raise
+
+
+def write_state_file(name: str, data: bytes, folder: Path | None = None) -> Path:
+    """Replace the file `name` in the state folder with `data`. Raises OSError, with a message."""
+    folder = folder or state_dir()
+    folder_fd = open_folder(folder, create=True)
+    try:
+        replace_file(folder_fd, name, data)
+    finally:
+        os.close(folder_fd)
+    return folder / name
+
+
+def keep_refused_answer(answer: str) -> Path | None:
+    """Keep the answer a refusal held back, so the user can judge it: one file only they can read,
+    replaced each time, in the state folder (never next to the document). None if it cannot be kept."""
+    try:
+        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", "replace"))
+    except OSError as exc:
+        log.warning("cannot keep the refused answer: %s", exc)
+        return None

@@ -1,0 +1,81 @@
+"""A refactor's stats in words: the one-line summary every refactor ends with, the short status-bar
+form, and the labels in them. Made here only, so that no client formats them itself."""
+
+from __future__ import annotations
+
+import json
+
+from .stats import RefactorStats
+
+
+def summary(stats: RefactorStats) -> str:
+    """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
+    parts = [f"refactor {stats.latency_ms / 1000:.1f} s"]
+    if stats.completion_tokens is not None:
+        parts.append(f"{stats.completion_tokens} tok")
+    if stats.tokens_per_s is not None:
+        parts.append(f"{stats.tokens_per_s:.0f} tok/s")
+    parts.append(prediction_label(stats))
+    if stats.edit_format:
+        parts.append(format_label(stats))
+    if stats.cost is not None:
+        parts.append(cost_label(stats))
+    if stats.served_by and stats.served_by != stats.backend:
+        parts.append(f"served by {stats.served_by}")
+    return " · ".join(parts)
+
+
+def status_text(stats: RefactorStats) -> str:
+    """The short form for a status bar: `196 tok/s · 88% accepted`, or the latency when there is no rate."""
+    rate = stats.tokens_per_s
+    parts = [f"{rate:.0f} tok/s" if rate is not None else f"{stats.latency_ms / 1000:.2f} s"]
+    if not stats.prediction:
+        parts.append("no prediction")
+    elif stats.acceptance_rate is not None:
+        parts.append(f"{stats.acceptance_rate:.0%} accepted")
+    return " · ".join(parts)
+
+
+def format_label(stats: RefactorStats) -> str:
+    """`hunks (auto, 412 lines ≥ hunks_min_lines 300)`: which format ran, and why."""
+    why = stats.format_reason
+    if stats.retried_from:
+        why = f"the {stats.retried_from} answer did not apply; retried, {stats.first_attempt_ms or 0:.0f} ms lost"
+    return f"{stats.edit_format} ({why})" if why else stats.edit_format
+
+
+def cost_label(stats: RefactorStats) -> str:
+    """`$0.0031, +18 % for the prediction`: the cost, and the share the rejected prediction added."""
+    text = f"${stats.cost:.4f}" if stats.cost is not None else ""
+    extra = stats.prediction_extra_cost
+    if stats.cost and extra is not None and stats.cost > extra:
+        text += f", +{extra / (stats.cost - extra) * 100:.0f} % for the prediction"
+    return text
+
+
+def prediction_label(stats: RefactorStats) -> str:
+    """Exactly what happened to the prediction: the field sent, the text in the prompt of a server
+    that speculates, or nothing."""
+    accepted = (
+        f"{stats.acceptance_rate:.0%} accepted ({stats.accepted_prediction_tokens} accepted, "
+        f"{stats.rejected_prediction_tokens} rejected)"
+        if stats.acceptance_rate is not None
+        else None
+    )
+    if not stats.prediction:
+        if stats.prediction_via == "prompt" and stats.server_speculation is False:
+            return "no prediction (the server does not speculate)"
+        return "no prediction"
+    if stats.prediction_via == "prompt":
+        lead = "server-side speculation"
+        if stats.speculation_always_on:
+            lead += ", cannot be turned off per request"
+        return f"{lead}: {accepted}" if accepted else f"{lead} (acceptance not reported by the server)"
+    if accepted:
+        return f"prediction {accepted}"
+    return "prediction field sent (acceptance not reported by the backend)"
+
+
+def detail(stats: RefactorStats) -> str:
+    """Every field, for the log."""
+    return json.dumps(stats.to_dict(), sort_keys=True)

@@ -1,0 +1,74 @@
+"""What the fake backend answers: the region our prompt marks, read back as a model reads it, and the
+responders that play the model (`rule_responder`, `corpus_responder` for the bench's corpus).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..hunks import SEARCH_MARKER
+
+REGION_START = "<<<REGION\n"
+REGION_END = "REGION>>>"
+
+
+def region_of(messages: list[dict[str, Any]]) -> str:
+    """The region between the markers of our prompt (what an ideal model starts from)."""
+    text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    start = text.find(REGION_START)
+    end = text.find("\n" + REGION_END, start)
+    if start < 0 or end < 0:
+        return ""
+    return text[start + len(REGION_START) : end + 1]
+
+
+def asks_for_hunks(request: dict[str, Any]) -> bool:
+    """The prompt asks for SEARCH/REPLACE blocks (the `hunks` edit format)."""
+    return any(
+        m.get("role") == "system" and SEARCH_MARKER in str(m.get("content", "")) for m in request.get("messages", [])
+    )
+
+
+def instruction_of(messages: list[dict[str, Any]]) -> str:
+    text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    match = re.search(r"^Instruction: (.*)$", text, re.M)
+    return match.group(1) if match else ""
+
+
+def rule_responder(request: dict[str, Any]) -> str:
+    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; else echo."""
+    messages = request.get("messages", [])
+    region = region_of(messages)
+    instruction = instruction_of(messages)
+    for pattern in (r"rename `?(\w+)`? to `?(\w+)`?", r"replace `?(\w+)`? with `?(\w+)`?"):
+        match = re.search(pattern, instruction, re.I)
+        if match:
+            return re.sub(rf"\b{re.escape(match.group(1))}\b", match.group(2), region)
+    if "uppercase" in instruction.lower():
+        return region.upper()
+    return region
+
+
+def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
+    """A perfect model for a bench corpus (benchmarks/tasks/): a task's region gets the task's expected
+    region; a request without a region (the bench's warm-up) gets "ok"; any other region, `rule_responder`.
+
+    Asked for hunks, the server turns that answer into SEARCH/REPLACE blocks, as for any responder.
+    """
+    from ..bench.tasks import load_tasks  # the bench's own loader: the same regions, `at` tasks resolved alike
+
+    answers = {}
+    for task in load_tasks(Path(tasks_dir)):
+        start, end = task.span()
+        answers[task.source[start:end]] = task.expected_region()
+
+    def respond(request: dict[str, Any]) -> str:
+        region = region_of(request.get("messages", []))
+        if not region:
+            return "ok"
+        return answers[region] if region in answers else rule_responder(request)
+
+    return respond

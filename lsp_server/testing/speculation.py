@@ -1,0 +1,83 @@
+"""The fake backend's speculative decoding, simulated: every forward pass emits the draft tokens that
+match the answer plus one, so a good prediction gives a known speed-up (`simulate` says exactly how
+many passes an answer takes). Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+@dataclass
+class Simulation:
+    steps: list[str]  # the text each forward pass emits
+    accepted: int
+    drafted: int
+    drafts: list[int] = field(default_factory=list)  # draft tokens verified in each pass (empty: none at all)
+
+    @property
+    def rejected(self) -> int:
+        return self.drafted - self.accepted
+
+
+def simulate(
+    answer: str, draft_source: str | None, draft_len: int = 8, aligned: bool = True, from_output: bool = False
+) -> Simulation:
+    """Passes of speculative decoding for `answer`, drafting from `draft_source` by n-gram lookup.
+
+    `aligned`: the source is a prediction of the answer, so the first draft is its beginning
+    (OpenAI); otherwise drafting waits for an n-gram to look up (vLLM prompt lookup).
+    `from_output`: the answer written so far is searched too, after the source, as vLLM's n-gram
+    proposer searches the prompt and the generated tokens alike.
+    """
+    out = tokenize(answer)
+    if not draft_source:
+        return Simulation(out, 0, 0)
+    context = tokenize(draft_source)  # what drafts are read from; grows with the answer if from_output
+    index: dict[tuple[str, ...], int] = {}  # each n-gram's first occurrence: where its continuation starts
+
+    def learn(first_end: int) -> None:
+        """Index the n-grams that end at `first_end` or later."""
+        for end in range(max(first_end, 1), len(context) + 1):
+            for n in (3, 2, 1):
+                if end >= n:
+                    index.setdefault(tuple(context[end - n : end]), end)
+
+    learn(0)
+    steps: list[str] = []
+    drafts: list[int] = []
+    accepted_total = drafted_total = 0
+    i = 0
+    ptr: int | None = 0 if aligned else None  # where in the context the next draft starts
+    while i < len(out):
+        if ptr is None or ptr >= len(context) or (i > 0 and ptr > 0 and context[ptr - 1] != out[i - 1]):
+            ptr = None
+            for n in (3, 2, 1):
+                if i >= n:
+                    ptr = index.get(tuple(out[i - n : i]))
+                    if ptr is not None:
+                        break
+        draft = context[ptr : ptr + draft_len] if ptr is not None else []
+        accepted = 0
+        while accepted < len(draft) and i + accepted < len(out) and draft[accepted] == out[i + accepted]:
+            accepted += 1
+        emitted = out[i : i + accepted + 1]
+        steps.append("".join(emitted))
+        drafts.append(len(draft))
+        accepted_total += accepted
+        drafted_total += len(draft)
+        i += len(emitted)
+        if ptr is not None:
+            ptr += accepted
+            ptr = ptr + 1 if ptr < len(context) and i <= len(out) and context[ptr] == out[i - 1] else None
+        if from_output:
+            context.extend(emitted)
+            learn(len(context) - len(emitted) + 1)
+    return Simulation(steps, accepted_total, drafted_total, drafts)
