@@ -127,7 +127,8 @@ def difflib_time(old: str, new: str, cap: float) -> float | None:
 
 
 def bench_edits() -> None:
-    from lsp_server.edits import PositionMapper, apply_replacements, region_replacements
+    from lsp_server.edits import apply_replacements, region_replacements
+    from lsp_server.text import PositionMapper
 
     def to_lsp(old: str, new: str) -> list[Any]:
         """What the server does: replacements, then LSP positions for each."""

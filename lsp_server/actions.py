@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .config import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
+from .config_schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
 from .scope import ScopeCache, choose_region, find_instruction_comment
 
 if TYPE_CHECKING:
-    from .config import Config
+    from .config_schema import Config
 
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "

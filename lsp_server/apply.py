@@ -15,7 +15,8 @@ from lsprotocol import types
 
 from .edits import Replacement, rebase
 from .refactor import RefactorResult
-from .text import PositionEncoding, PositionMapper
+from .scope import ScopeCache
+from .text import LineIndex, PositionEncoding, PositionMapper
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,11 @@ def workspace_edit(
     document_changes: bool,
     preview: bool,
     label: str,
+    index: LineIndex | None = None,
 ) -> types.WorkspaceEdit:
-    """The edit for one document only; versioned when the client takes documentChanges."""
-    mapper = PositionMapper(text, encoding)
+    """The edit for one document only; versioned when the client takes documentChanges. `index`: the
+    text's lines when the caller has them (the document's scope cache), so it is not split again."""
+    mapper = PositionMapper(text, encoding, index)
 
     def lsp_range(edit: Replacement) -> types.Range:
         return types.Range(types.Position(*mapper.position(edit.start)), types.Position(*mapper.position(edit.end)))
@@ -87,7 +90,12 @@ def workspace_edit(
 
 
 async def apply_result(
-    editor: Editor, uri: str, snapshot_version: int | None, result: RefactorResult, preview: bool
+    editor: Editor,
+    uri: str,
+    snapshot_version: int | None,
+    result: RefactorResult,
+    preview: bool,
+    scope_cache: ScopeCache | None = None,
 ) -> ApplyOutcome:
     try:
         current_text, current_version = editor.current_document(uri)
@@ -117,6 +125,7 @@ async def apply_result(
         document_changes=document_changes,
         preview=preview and can_preview,
         label="Refactor with prediction",
+        index=scope_cache.line_index(current_text) if scope_cache is not None else None,
     )
     advertised = bool(caps and caps.apply_edit)
     timeout = APPLY_REPLY_TIMEOUT_S if advertised else UNADVERTISED_APPLY_TIMEOUT_S

@@ -7,7 +7,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from .backend_errors import BackendError
-from .config import BackendConfig, ConfigError, RefactorSettings, api_key
+from .config import api_key
+from .config_schema import BackendConfig, ConfigError, RefactorSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -26,8 +26,7 @@ from .backend_errors import (
     server_message,
 )
 from .backend_stream import Completion, DeltaCallback, StreamRequest, stream_once
-from .config import BackendConfig, RefactorSettings
-from .config_schema import PredictionVia
+from .config_schema import BackendConfig, PredictionVia, RefactorSettings
 
 log = logging.getLogger(__name__)
 

@@ -20,66 +20,16 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .config_layers import Layer, read_toml
-
-# Temporary, until cli.py and settings.py take them from config_layers, their home.
-from .config_layers import editor_layer as editor_layer
-from .config_layers import user_layer as user_layer
 from .config_schema import (
-    BUILTIN_ACTIONS,
     BUILTIN_BACKENDS,
-    COST_CEILINGS,
-    COST_KEYS,
-    FIX_DIAGNOSTICS_ID,
-    INSTRUCTION_COMMENT_ID,
-    MIN_AUTO_MAX_TOKENS,
-    PRICE_KEYS,
-    ROUTING_KEYS,
     WORKSPACE_FILE,
-    ActionPreset,
     BackendConfig,
-    BackendType,
     Config,
     ConfigError,
-    EditFormat,
-    LogLevel,
-    PredictionMode,
-    RefactorSettings,
-    ScopeMode,
     convert,
     merge,
 )
 from .config_trust import is_trusted, named_backends, restrict_untrusted
-
-__all__ = [
-    "BUILTIN_ACTIONS",
-    "BUILTIN_BACKENDS",
-    "COST_CEILINGS",
-    "COST_KEYS",
-    "FIX_DIAGNOSTICS_ID",
-    "INSTRUCTION_COMMENT_ID",
-    "MIN_AUTO_MAX_TOKENS",
-    "PRICE_KEYS",
-    "ROUTING_KEYS",
-    "WORKSPACE_FILE",
-    "ActionPreset",
-    "BackendConfig",
-    "BackendType",
-    "Config",
-    "ConfigError",
-    "EditFormat",
-    "Layer",  # temporary, as editor_layer and user_layer above (settings.py)
-    "LoadedConfig",
-    "LogLevel",
-    "PredictionMode",
-    "RefactorSettings",
-    "ScopeMode",
-    "api_key",
-    "build_config",
-    "editor_layer",
-    "is_loopback_url",
-    "load_config",
-    "user_layer",
-]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .config import EditFormat
+from .config_schema import EditFormat
 from .history import HistoryRecord
 from .text import count_of
 

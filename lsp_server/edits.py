@@ -24,19 +24,7 @@ from difflib import SequenceMatcher
 from itertools import accumulate
 from operator import lt
 
-from .text import PositionEncoding, PositionMapper, line_starts, plain_line_breaks, split_lines
-
-# Positions live in .text; these names are still imported from here.
-__all__ = [
-    "PositionEncoding",
-    "PositionMapper",
-    "Rebased",
-    "Replacement",
-    "apply_replacements",
-    "line_starts",
-    "rebase",
-    "region_replacements",
-]
+from .text import plain_line_breaks, split_lines
 
 # A gap of at most this many line pairs (old × new) goes to difflib, which is exact but quadratic.
 _SMALL_GAP_CELLS = 2_500

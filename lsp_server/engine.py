@@ -38,6 +38,10 @@ from .stats import RefactorStats, measured
 log = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
+# A region answer's post-processing (hygiene, the deletion guard, the diff) is linear in the document and
+# the answer: up to this many characters it runs inline (~2 ms here), past it in a thread. A hunks answer
+# always goes to the thread: locating its blocks may use its whole work budget (hunks_match.py).
+INLINE_POST_CHARS = 200_000
 # Characters per output token before a backend's own ratio is known (code averages 3-4 in BPE vocabularies).
 DEFAULT_CHARS_PER_TOKEN = 3.5
 
@@ -130,9 +134,16 @@ class Engine:
             log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
             raise RefactorError(cut_off_message(plan, completion.completion_tokens), stats, completion.text)
         try:
-            # Seconds of CPU on a big region or a pathological answer: in a thread, so the server
-            # goes on answering the editor meanwhile.
-            new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
+            if (
+                plan.edit_format.format == "region"
+                and len(plan.request.text) + len(completion.text) <= INLINE_POST_CHARS
+            ):
+                # A millisecond or two, linear in the text: a thread hop would cost more than it saves.
+                new_region, edits, applied_notes = _new_region(plan, completion)
+            else:
+                # Up to a bounded fraction of a second on a big document or a pathological hunks answer:
+                # in a thread, so the server goes on answering the editor meanwhile.
+                new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
         except HunksError as exc:
             stats = replace(stats, edit_format_failed=True)
             self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)

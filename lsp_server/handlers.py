@@ -17,9 +17,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from .actions import KIND, kind_requested, list_actions
-from .edits import PositionMapper
 from .prompt import language_of
 from .server import RefactorServer
+from .text import PositionMapper
 from .wire import CANCEL_COMMAND, REFACTOR_COMMAND, SHOW_STATS_COMMAND, RefactorArguments
 
 log = logging.getLogger(__name__)

@@ -18,12 +18,12 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from .actions import TITLE_PREFIX
-from .edits import PositionEncoding, PositionMapper
 from .progress import CLIENT_REPLY_TIMEOUT_S, ProgressClient, ProgressReporter
+from .text import PositionEncoding, PositionMapper
 from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, RefactorStatus, stats_payload
 
 if TYPE_CHECKING:
-    from .config import Config
+    from .config_schema import Config
     from .engine import Engine
     from .history import History
     from .refactor import RefactorRequest
@@ -167,7 +167,9 @@ class RefactorJob:
                 return RefactorReply(RefactorStatus.UNCHANGED, stats=stats_payload(stats))
             if config.refactor.preview:
                 progress.finishing()  # the editor may now wait for the user to confirm the preview
-            outcome = await apply_result(host, self.uri, self.version, result, config.refactor.preview)
+            outcome = await apply_result(
+                host, self.uri, self.version, result, config.refactor.preview, self.scope_cache
+            )
             stats = result.stats.with_outcome(self.uri, applied=outcome.applied)
             self._report(stats, outcome.message, outcome.message_type)
             return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))

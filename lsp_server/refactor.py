@@ -11,17 +11,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .config import (
+from .config_schema import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
     BackendConfig,
     Config,
     ConfigError,
     EditFormat,
+    PredictionVia,
     RefactorSettings,
     ScopeMode,
 )
-from .config_schema import PredictionVia
 from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
 from .hygiene import asks_for_removal

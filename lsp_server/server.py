@@ -17,12 +17,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
-from .config import Config
-from .edits import PositionEncoding
+from .config_schema import Config
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .scope import ScopeCache
 from .settings import SECTION, SettingsStore
+from .text import PositionEncoding
 from .wire import RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:

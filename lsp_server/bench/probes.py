@@ -12,7 +12,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .. import metrics
-from ..config import BackendConfig, ConfigError, api_key
+from ..config import api_key
+from ..config_schema import BackendConfig, ConfigError
 
 INFO_LABELS = ("enable_prefix_caching", "kv_cache_size_tokens", "block_size", "cache_dtype")
 

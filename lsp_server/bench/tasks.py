@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import EditFormat
+from ..config_schema import EditFormat
 from ..prompt import language_of
 from ..refactor import RefactorRequest
 from ..scope import choose_region, line_span, selection_lines

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from lsp_server.config import Config, ConfigError, build_config
+from lsp_server.config import build_config
 from lsp_server.config_layers import Layer
+from lsp_server.config_schema import Config, ConfigError
 from lsp_server.edit_format import FormatHistory
 from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER

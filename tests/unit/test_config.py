@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import WORKSPACE_FILE, ConfigError, RefactorSettings, api_key, build_config, load_config
+from lsp_server.config import api_key, build_config, load_config
 from lsp_server.config_layers import Layer, editor_layer, read_toml, user_config_path, user_layer
+from lsp_server.config_schema import WORKSPACE_FILE, ConfigError, RefactorSettings
 from tests.conftest import toml_text
 
 USER_BACKENDS = {

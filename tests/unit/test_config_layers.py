@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lsp_server import config as config_module
-from lsp_server.config import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings, build_config, load_config
+from lsp_server.config import build_config, load_config
 from lsp_server.config_layers import Layer, editor_layer
-from lsp_server.config_schema import convert
+from lsp_server.config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings, convert
 
 USER = Layer(
     "user.toml",

@@ -7,14 +7,9 @@ import random
 
 import pytest
 
-from lsp_server.edits import (
-    PositionMapper,
-    Replacement,
-    apply_replacements,
-    rebase,
-    region_replacements,
-)
+from lsp_server.edits import Replacement, apply_replacements, rebase, region_replacements
 from lsp_server.scope import split_lines
+from lsp_server.text import PositionMapper
 
 
 def replace_region(document: str, start: int, end: int, new_region: str) -> str:

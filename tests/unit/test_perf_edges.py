@@ -12,8 +12,9 @@ import re
 import pytest
 
 from lsp_server import edits, scope
-from lsp_server.edits import PositionMapper, Replacement, apply_replacements, line_starts, region_replacements
+from lsp_server.edits import Replacement, apply_replacements, region_replacements
 from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
+from lsp_server.text import PositionMapper, line_starts
 
 _LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
