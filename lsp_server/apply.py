@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from lsprotocol import types
 
@@ -42,10 +42,13 @@ class Editor(Protocol):
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult: ...
 
 
+ApplyStatus = Literal["applied", "rejected", "stale", "unconfirmed"]  # the RefactorStatus values an edit can end in
+
+
 @dataclass(frozen=True)
 class ApplyOutcome:
     applied: bool | None  # None: sent, but the editor never confirmed (Vim ALE does not reply)
-    status: str  # "applied" | "rejected" | "stale" | "unconfirmed"
+    status: ApplyStatus
     message: str | None
     message_type: types.MessageType = types.MessageType.Info
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..stats import median
 from .ideal import Ideal, changed_chars, changed_lines
-from .report import Spread, task_lines
 from .runs import MODE_LABELS, Mode, Run
-from .tasks import Task
+from .spread import Spread
+from .tasks import Task, task_lines
 
 # A region this long or longer is "large" in the edit-format report's groups: where re-emitting the
 # region costs most and answering only the changes should pay.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .report import ModeSummary, PairsSummary, Spread
+from .report import ModeSummary, PairsSummary
+from .spread import Spread
 
 KIND_LABELS = {"mostly-unchanged": "small edit", "heavy-rewrite": "rewrite"}
 

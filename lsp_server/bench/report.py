@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..metrics import SOURCE_APPROXIMATE
 from .probes import DraftsCounted, Machine, ServerInfo
 from .runs import Batch, Mode, Pair
-from .tasks import Task
+from .spread import Spread
 
 if TYPE_CHECKING:
     from .formats_report import FormatsReport
-
-
-@dataclass(frozen=True)
-class Spread:
-    median: float
-    min: float
-    max: float
-
-    @classmethod
-    def of(cls, values: Iterable[float | int | None]) -> Spread | None:
-        present = [float(v) for v in values if v is not None]
-        if not present:
-            return None
-        return cls(statistics.median(present), min(present), max(present))
 
 
 @dataclass(frozen=True)
@@ -130,11 +115,6 @@ class TaskSummary:
         if self.at is not None:
             head["at"] = self.at
         return head | self.summary.to_dict()
-
-
-def task_lines(task: Task) -> str | None:
-    """A task's lines as its summaries give them: "START:END", or None for the whole file."""
-    return f"{task.lines[0]}:{task.lines[1]}" if task.lines else None
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from ..stats import median
 from .formats_report import FormatsReport
 from .probes import DraftsCounted
-from .report import LoadLevel, Meta, ModeSummary, PairsSummary, Report, Spread, TaskSummary, Throughput, task_lines
+from .report import LoadLevel, Meta, ModeSummary, PairsSummary, Report, TaskSummary, Throughput
 from .runs import Batch, Mode, Pair, Run
-from .tasks import Task
+from .spread import Spread
+from .tasks import Task, task_lines
 
 
 def summarize_mode(runs: Sequence[Run]) -> ModeSummary:

@@ -162,3 +162,8 @@ def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
     if unknown:
         raise BenchError(f"no task named {', '.join(unknown)} in {folder} (there are: {', '.join(available)})")
     return [load_task(folder / name) for name in (wanted or available)]
+
+
+def task_lines(task: Task) -> str | None:
+    """A task's lines as its summaries give them: "START:END", or None for the whole file."""
+    return f"{task.lines[0]}:{task.lines[1]}" if task.lines else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..definition import Definition
 from .headers import CLASS_LIKE, Classifier, Header
@@ -14,7 +14,6 @@ from .lexers import EventReader, Lexer, brace_events
 
 if TYPE_CHECKING:
     from .cache import Snapshot
-    from .scan import Scan
 
 # Ruby and Lua: the header of the block a keyword opened at an offset, given the name of the class
 # or module around it (None when there is none).
@@ -22,8 +21,10 @@ WordHeader = Callable[[str, int, str, "str | None"], Header]
 # What a block that is no definition, opened as a value (`= {`, `({`), holds: "class" or "code".
 ValueBody = Callable[[str, int, str], str]
 # A definition without a block (a JS arrow with an expression body, Ruby's endless `def`) around the
-# cursor line, inside the definition the block scan found (and with that scan), or None.
-AfterBlocks = Callable[["Snapshot", int, "Language", "Definition | None", "Scan | None"], "Definition | None"]
+# cursor line, inside the definition the block scan found (and with that scan, a `scan.Scan` or None:
+# typed where the rule is written, as `Any` here so that this record does not depend on the scan
+# that reads it), or None.
+AfterBlocks = Callable[["Snapshot", int, "Language", "Definition | None", Any], "Definition | None"]
 
 
 def code_body(flat: str, statement: int, context: str) -> str:

@@ -1,5 +1,5 @@
-"""The package's layering: no import cycles, lazy imports included (a lazy import hides a cycle
-from linters, not from a reader)."""
+"""The package's layering: no import cycles, lazy and type-only imports included (a lazy or
+TYPE_CHECKING import hides a cycle from the interpreter, not from a reader)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,12 @@ def module_name(path: Path) -> str:
 
 
 def imports_of(path: Path) -> set[str]:
-    """Modules of the package that `path` imports anywhere (top level, functions, TYPE_CHECKING aside)."""
+    """Modules of the package that `path` imports anywhere: top level, functions, TYPE_CHECKING blocks."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            type_only.update(id(child) for stmt in node.body for child in ast.walk(stmt))
-    for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
