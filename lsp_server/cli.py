@@ -11,9 +11,7 @@ import difflib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from . import __version__
 from .config import LoadedConfig, load_config
 from .config_layers import editor_layer, user_layer
 from .config_schema import WORKSPACE_FILE, BackendConfig, Config, ConfigError, ScopeMode
@@ -358,96 +356,9 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _logging_options(defaults: bool) -> argparse.ArgumentParser:
-    """-v and --log-file, accepted before or after the subcommand. A subcommand's copies default to
-    "not given" (SUPPRESS), so flags given before the subcommand are not overwritten by defaults."""
-    options = argparse.ArgumentParser(add_help=False)
-    unset: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
-    options.add_argument(
-        "--log-file", help="also write the log to this file (user-only permissions)", **({"default": None} | unset)
-    )
-    options.add_argument(
-        "-v", "--verbose", action="count", help="more logging (-vv for debug)", **({"default": 0} | unset)
-    )
-    return options
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="refactor-lsp",
-        description="Language server for fast, safe refactors with predicted outputs. "
-        "With no subcommand it serves LSP on stdin/stdout.",
-        parents=[_logging_options(defaults=True)],
-    )
-    parser.add_argument("--version", action="version", version=f"refactor-lsp {__version__}")
-    parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
-    sub = parser.add_subparsers(dest="command")
-    common = [_logging_options(defaults=False)]
-
-    sub.add_parser("serve", help="run the language server on stdio (the default)", parents=common)
-
-    refactor = sub.add_parser(
-        "refactor", help="rewrite part of a file and print the diff and the speed", parents=common
-    )
-    refactor.add_argument("path")
-    refactor.add_argument("--instruction", "-i", required=True, help="what to do, in words")
-    refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
-    refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
-    refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
-    refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
-    refactor.add_argument(
-        "--edit-format",
-        choices=("auto", "region", "hunks"),
-        help="region: the model re-emits the region; hunks: SEARCH/REPLACE blocks; auto (default: the config's)",
-    )
-    refactor.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
-    refactor.add_argument(
-        "--json",
-        action="store_true",
-        help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
-        'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
-        '"answer_file" (where it was kept), "stats"}',
-    )
-
-    check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
-    check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")
-    check.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    check.add_argument("--settings", help="editor settings as JSON (the refactorLsp section), over the config files")
-
-    bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
-    bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
-    bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
-    bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
-    bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
-    bench.add_argument(
-        "--repeat", type=int, default=3, help="runs of each task in each mode, alternating (default 3); medians shown"
-    )
-    bench.add_argument("--markdown", help="write the report as Markdown to this file")
-    bench.add_argument("--json", help="write the full results as JSON to this file")
-    bench.add_argument("--max-tokens", type=int, default=0, help="cap each answer (0: from the region size)")
-    bench.add_argument(
-        "--concurrency",
-        default="1",
-        metavar="N[,N...]",
-        help="requests in flight at once, one level or several (1,2,4): each task runs as N identical requests "
-        "together with prediction, then N without, and the report adds a row per level (default 1: one at a time)",
-    )
-    bench.add_argument(
-        "--edit-format",
-        metavar="FORMAT[,FORMAT...]",
-        help="compare edit formats side by side, against each task's ideal time: region (with and without the "
-        "prediction), hunks, hunks+prediction (hunks with the region sent as the prediction field all the same, "
-        "for a backend that takes it), auto; one or several (region,hunks,auto). The region format without "
-        "prediction always runs: the ideal is measured from it (default: the region format with and without "
-        "prediction only)",
-    )
-    bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
-    bench.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    return parser
-
-
 def main(argv: list[str] | None = None) -> int:
+    from .cli_args import build_parser
+
     args = build_parser().parse_args(argv)
     try:
         if args.command in (None, "serve"):

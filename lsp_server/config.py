@@ -1,5 +1,5 @@
 """Loading the configuration: the layers stacked into one config, each bad setting reported and
-skipped; the schema and its converter are in `config_schema`, the layers in `config_layers`, who may
+skipped; the schema is `config_schema`, its converter `config_convert`, the layers `config_layers`, who may
 decide what in `config_trust`.
 
 Layers, lowest to highest: built-in defaults, the user file, the editor's settings
@@ -19,16 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from .config_convert import convert, merge
 from .config_layers import Layer, read_toml
-from .config_schema import (
-    BUILTIN_BACKENDS,
-    WORKSPACE_FILE,
-    BackendConfig,
-    Config,
-    ConfigError,
-    convert,
-    merge,
-)
+from .config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, BackendConfig, Config, ConfigError
 from .config_trust import is_trusted, named_backends, restrict_untrusted
 
 

@@ -495,3 +495,12 @@ def test_only_this_machine_counts_as_loopback(url: str, loopback: bool) -> None:
     user = Layer("user.toml", {"backends": {"b": {"type": "vllm", "base_url": url, "model": "m"}}})
     warned = any("unencrypted" in p for p in load_config(user).problems)
     assert warned is not loopback
+
+
+def test_a_preset_whose_removes_code_is_not_a_boolean_is_named() -> None:
+    layer = Layer(
+        "presets.toml", {"actions": [{"id": "tidy", "title": "Tidy", "instruction": "x", "removes_code": "no"}]}
+    )
+    with pytest.raises(ConfigError) as info:
+        build_config([layer])
+    assert "actions[0].removes_code" in str(info.value) and "must be true or false" in str(info.value)

@@ -9,8 +9,9 @@ import pytest
 
 from lsp_server import config as config_module
 from lsp_server.config import build_config, load_config
+from lsp_server.config_convert import convert
 from lsp_server.config_layers import Layer, editor_layer
-from lsp_server.config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings, convert
+from lsp_server.config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings
 
 USER = Layer(
     "user.toml",

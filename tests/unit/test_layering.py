@@ -61,3 +61,15 @@ def test_no_import_cycles() -> None:
         if module not in state:
             visit(module, [module])
     assert cycles == [], "import cycles: " + "; ".join(" → ".join(c) for c in cycles)
+
+
+MAX_MODULE_LINES = 450  # past it, a module has more than one job: split it before adding more
+
+
+def test_no_module_is_over_450_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE.parent)): lines
+        for path in PACKAGE.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
