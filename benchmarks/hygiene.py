@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lsp_server.hygiene import UnusableOutput, clean_output
 from lsp_server.prompt import REGION_END, REGION_START, language_of
 from lsp_server.scope import choose_region
-from lsp_server.text import line_index
+from lsp_server.text import LineIndex
 
 CURSORS_PER_FILE = 3  # --ext other than py: regions the scope picks around this many cursors a file
 MAX_SCOPED_CHARS = 200_000  # --ext other than py: larger files (minified bundles) are left out
@@ -55,7 +55,7 @@ def scoped_regions(text: str, path: Path, rng: random.Random) -> Iterator[tuple[
     """(start, end) of the definitions the server's scope picks at a few random cursors (not the whole file)."""
     if len(text) > MAX_SCOPED_CHARS:
         return
-    offsets = line_index(text).offsets
+    offsets = LineIndex(text).offsets
     seen = set()
     for _ in range(CURSORS_PER_FILE):
         cursor = offsets[rng.randrange(len(offsets) - 1)] if len(offsets) > 1 else 0

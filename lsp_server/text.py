@@ -67,12 +67,6 @@ class LineIndex:
         return starts
 
 
-def line_index(text: str) -> LineIndex:
-    """The `LineIndex` of `text`, built afresh: a caller that asks again about the same version of a
-    document keeps one (`scope.ScopeCache` does, per document)."""
-    return LineIndex(text)
-
-
 def line_starts(text: str) -> list[int]:
     """Offsets where each line starts, as LSP counts lines (see `LineIndex.starts`). Read-only."""
     return LineIndex(text).starts
