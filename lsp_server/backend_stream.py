@@ -147,68 +147,89 @@ async def stream_once(
     received = 0
     _bound_sse_lines(stream, max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
     iterator = stream.__aiter__()
+    # One timer for the whole stream, not one armed and cancelled per chunk (a few µs each, hundreds of
+    # chunks): a chunk only notes the time, and the timer, when due, either finds the stream quiet for
+    # `wait` seconds and expires the timeout, or moves itself to the new due time.
+    loop = asyncio.get_running_loop()
+    quiet = asyncio.timeout(None)
+    wait = settings.first_token_timeout_s
+    last_chunk_at = loop.time()
+    watchdog: asyncio.TimerHandle
+
+    def watch() -> None:
+        nonlocal watchdog
+        due = last_chunk_at + wait
+        if loop.time() >= due:
+            quiet.reschedule(loop.time())  # the Timeout cancels the read; `async with` turns it to TimeoutError
+        else:
+            watchdog = loop.call_at(due, watch)
+
+    watchdog = loop.call_at(last_chunk_at + wait, watch)
     try:
-        while True:
-            wait = settings.idle_timeout_s if result.ttft_ms is not None else settings.first_token_timeout_s
-            try:
-                async with asyncio.timeout(wait):  # not wait_for: no extra task per chunk
+        async with quiet:
+            while True:
+                try:
                     chunk = await iterator.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                if result.ttft_ms is None:
-                    raise BackendError(
-                        f"the backend '{backend.name}' at {backend.base_url} sent no first token within "
-                        f"{wait:g} s (refactor.first_token_timeout_s) — is it overloaded?",
-                        fallback_ok=True,
-                    ) from None
-                raise BackendError(
-                    f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
-                    "(refactor.idle_timeout_s); nothing was applied — run it again"
-                ) from None
-            tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
-            for choice in chunk.choices or []:
-                # We ask for one choice: another one interleaved into the stream is not part of the answer.
-                if (getattr(choice, "index", 0) or 0) != 0:
-                    raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
-                delta = choice.delta
-                content = getattr(delta, "content", None) if delta is not None else None
-                if content:
-                    if not isinstance(content, str):
-                        raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
-                    if result.finish_reason is not None:
-                        raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
-                    if result.ttft_ms is None:
-                        result.ttft_ms = (time.perf_counter() - started) * 1000
-                    received += len(content)
-                    if received > max_chars:
-                        raise AnswerTooLong(f"the answer ran past {max_chars:,} characters")
-                    parts.append(content)
-                    if on_delta is not None:
-                        on_delta(content, tokens_so_far)
-                if choice.finish_reason:
-                    if result.finish_reason not in (None, choice.finish_reason):
-                        raise MalformedStream(
-                            f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
-                        )
-                    result.finish_reason = choice.finish_reason
-            if chunk.usage is not None:
-                result.completion_tokens = chunk.usage.completion_tokens
-                result.prompt_tokens = chunk.usage.prompt_tokens
-            if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
-                # Only final chunks carry acceptance; dumping every chunk would cost time per token.
-                raw = chunk.model_dump(warnings=False)
-                acceptance = read_acceptance(raw)
-                if acceptance is not None:
-                    result.acceptance = acceptance
-                timings = raw.get("timings") or {}
-                if acceptance is not None and acceptance.source != "usage":
-                    result.speculation = True
-                elif timings and "draft_n" not in timings:
-                    result.speculation = False  # llama.cpp reports its drafts here when it makes any
-                predicted = timings.get("predicted_n")
-                if result.completion_tokens is None and isinstance(predicted, int):
-                    result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+                except StopAsyncIteration:
+                    break
+                last_chunk_at = loop.time()
+                tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
+                for choice in chunk.choices or []:
+                    # We ask for one choice: another one interleaved into the stream is not part of the answer.
+                    if (getattr(choice, "index", 0) or 0) != 0:
+                        raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
+                    delta = choice.delta
+                    content = getattr(delta, "content", None) if delta is not None else None
+                    if content:
+                        if not isinstance(content, str):
+                            raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
+                        if result.finish_reason is not None:
+                            raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
+                        if result.ttft_ms is None:
+                            result.ttft_ms = (time.perf_counter() - started) * 1000
+                            wait = settings.idle_timeout_s  # usually shorter: the timer moves to it
+                            watchdog.cancel()
+                            watchdog = loop.call_at(last_chunk_at + wait, watch)
+                        received += len(content)
+                        if received > max_chars:
+                            raise AnswerTooLong(f"the answer ran past {max_chars:,} characters")
+                        parts.append(content)
+                        if on_delta is not None:
+                            on_delta(content, tokens_so_far)
+                    if choice.finish_reason:
+                        if result.finish_reason not in (None, choice.finish_reason):
+                            raise MalformedStream(
+                                f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
+                            )
+                        result.finish_reason = choice.finish_reason
+                if chunk.usage is not None:
+                    result.completion_tokens = chunk.usage.completion_tokens
+                    result.prompt_tokens = chunk.usage.prompt_tokens
+                if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
+                    # Only final chunks carry acceptance; dumping every chunk would cost time per token.
+                    raw = chunk.model_dump(warnings=False)
+                    acceptance = read_acceptance(raw)
+                    if acceptance is not None:
+                        result.acceptance = acceptance
+                    timings = raw.get("timings") or {}
+                    if acceptance is not None and acceptance.source != "usage":
+                        result.speculation = True
+                    elif timings and "draft_n" not in timings:
+                        result.speculation = False  # llama.cpp reports its drafts here when it makes any
+                    predicted = timings.get("predicted_n")
+                    if result.completion_tokens is None and isinstance(predicted, int):
+                        result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+    except TimeoutError:
+        if result.ttft_ms is None:
+            raise BackendError(
+                f"the backend '{backend.name}' at {backend.base_url} sent no first token within "
+                f"{wait:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+                fallback_ok=True,
+            ) from None
+        raise BackendError(
+            f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
+            "(refactor.idle_timeout_s); nothing was applied — run it again"
+        ) from None
     except AnswerTooLong as exc:
         parts.clear()  # what was read goes now, not when the error is done with
         raise BackendError(
@@ -243,6 +264,7 @@ async def stream_once(
             f"({redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
         ) from None
     finally:
+        watchdog.cancel()
         with contextlib.suppress(Exception):
             await stream.close()
     result.latency_ms = (time.perf_counter() - started) * 1000

@@ -235,4 +235,6 @@ def serve(log_file: str | None = None, verbose: int = 0) -> None:
         from .logs import file_handler
 
         package_log.addHandler(file_handler(log_file))
-    server.start_io()
+    from .stdio import serve_stdio
+
+    serve_stdio(server)

@@ -232,13 +232,30 @@ def _contains_run(lines: list[str], run: list[str]) -> bool:
     return any(body[i : i + len(want)] == want for i in range(len(body) - len(want) + 1))
 
 
+def _nearest_lines(text: str, at_end: bool) -> list[str]:
+    """The lines of `text` nearest the region, nearest first (`at_end`: `text` comes before it), enough
+    for `_outside_run`: split from a window at that edge, not the whole rest of a long file."""
+    size = 2048
+    while True:
+        whole = size >= len(text)
+        window = text if whole else text[-size:] if at_end else text[:size]
+        lines = [_content(line) for line in split_lines(window)]
+        if not whole:
+            lines = lines[1:] if at_end else lines[:-1]  # the line the window cut (or a \r\n it split)
+        if at_end:
+            lines.reverse()
+        if whole or sum(1 for line in lines if line.strip()) >= _OUTSIDE_MAX_RUN:
+            return lines
+        size *= 4
+
+
 def echoes_outside(text: str, original: str, before: str, after: str) -> bool:
     """The answer repeats the lines right before or after the region (it echoed the file)."""
     answer = [_content(line) for line in split_lines(text)]
     region = [_content(line) for line in split_lines(original)]
     for run in (
-        _outside_run([_content(line) for line in split_lines(after)]),
-        list(reversed(_outside_run([_content(line) for line in reversed(split_lines(before))]))),
+        _outside_run(_nearest_lines(after, at_end=False)),
+        _outside_run(_nearest_lines(before, at_end=True))[::-1],
     ):
         if _contains_run(answer, run) and not _contains_run(region, run):
             return True

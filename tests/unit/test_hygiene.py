@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from lsp_server.hygiene import UnusableOutput, clean_output
@@ -328,3 +330,20 @@ def test_final_newline_is_kept_when_the_model_drops_it() -> None:
     assert clean(ANSWER.rstrip("\n").replace("\n", "\r\n"), ORIGINAL.replace("\n", "\r\n")) == ANSWER.replace(
         "\n", "\r\n"
     )
+
+
+def test_nearest_lines_of_a_long_file_are_those_of_the_whole_split() -> None:
+    """The echo check reads only the lines next to the region (a window at that edge, grown as needed):
+    it must find exactly the lines a full split finds, whatever the window cuts (a \\r\\n, blank runs)."""
+    from lsp_server.hygiene import _nearest_lines, _outside_run
+    from lsp_server.text import split_lines
+
+    rng = random.Random(7)
+    pieces = ["x = 1", "", "    ", "}", "def f(a, b):", "return a + b  # " + "z" * 300, "\t"]
+    for _ in range(300):
+        ending = rng.choice(["\n", "\r\n", "\r"])
+        lines = [rng.choice(pieces) for _ in range(rng.randrange(0, 400))]
+        text = ending.join(lines) + rng.choice(["", ending])
+        full = [line.rstrip("\r\n") for line in split_lines(text)]
+        assert _outside_run(_nearest_lines(text, at_end=False)) == _outside_run(full)
+        assert _outside_run(_nearest_lines(text, at_end=True)) == _outside_run(full[::-1])
