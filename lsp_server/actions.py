@@ -1,23 +1,29 @@
 """Code actions: what the menu offers. Listing is cheap and never calls a model.
 
 Every action carries `data` with an action id; the model runs only when the user picks one and
-the `refactorLsp.refactor` command executes.
+the `refactorLsp.refactor` command executes (`refactorLsp.refactorEach` for a selection over two or
+more definitions: each of them, at once).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config_schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
 from .scope import ScopeCache, choose_region, find_instruction_comment
+from .scope.targets import touched_within
+from .wire import REFACTOR_COMMAND, REFACTOR_EACH_COMMAND
 
 if TYPE_CHECKING:
     from .config_schema import Config
 
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "
+# Questions to the scope finders a code action may ask to count the definitions a selection touches:
+# about 5 ms of Python, 20 ms of JavaScript here (scope/targets.py).
+OFFER_BUDGET = 100
 
 
 def kind_requested(only: Sequence[str] | None) -> bool:
@@ -75,4 +81,22 @@ def list_actions(
     offered.extend(
         OfferedAction(TITLE_PREFIX + preset.title, {**base, "actionId": preset.id}) for preset in config.presets()
     )
+    if start < end:
+        # A selection over several definitions: each preset for each of them, one refactor each, at once.
+        # Counted within a budget: past it (a long selection) there are two or more, but how many is not said.
+        touched, counted = touched_within(text, start, end, language, cache, OFFER_BUDGET)
+        if len(touched) >= 2:
+            which = f"each of the {len(touched)} definitions" if counted else "each definition"
+            offered.extend(
+                OfferedAction(
+                    f"{TITLE_PREFIX}{preset.title}, {which} in the selection",
+                    {**base, "targets": "selection", "actionId": preset.id},
+                )
+                for preset in config.presets()
+            )
     return offered
+
+
+def command_for(data: Mapping[str, Any]) -> str:
+    """The command an offered action's `data` runs: a batch's carry `targets`."""
+    return REFACTOR_EACH_COMMAND if "targets" in data else REFACTOR_COMMAND

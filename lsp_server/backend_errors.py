@@ -24,6 +24,14 @@ class PredictionUnsupported(BackendError):
     pass
 
 
+class ContextWindowExceeded(BackendError):
+    """The backend refused the prompt as too long for its context window, which it named (`window`)."""
+
+    def __init__(self, message: str, window: int) -> None:
+        super().__init__(message, status=400)
+        self.window = window
+
+
 def redact(text: str, backend: BackendConfig) -> str:
     try:
         key = api_key(backend)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from .backend_clients import ClientPool
 from .backend_errors import (
     BackendError,
+    ContextWindowExceeded,
     PredictionUnsupported,
     auth_message,
     builtin_hint,
@@ -27,6 +28,7 @@ from .backend_errors import (
 )
 from .backend_stream import Completion, DeltaCallback, StreamRequest, stream_once
 from .config_schema import BackendConfig, PredictionVia, RefactorSettings
+from .context_window import window_of_refusal
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,13 @@ async def stream_completion(
                 ) from None
             if status in (401, 403):
                 raise BackendError(auth_message(backend, status), status=status) from None
+            if status == 400 and (window := window_of_refusal(message, exc.body)) is not None:
+                raise ContextWindowExceeded(
+                    f"the backend '{backend.name}' at {backend.base_url} refused the prompt as too long for its "
+                    f"context window of {window:,} tokens ({message[:300]}); nothing was applied — select a smaller "
+                    "region, or lower refactor.context_chars",
+                    window,
+                ) from None
             if status == 404:
                 raise BackendError(
                     await _unknown_model_message(clients, backend, settings, message), status=404

@@ -7,85 +7,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
-from .config import LoadedConfig, load_config
-from .config_layers import editor_layer, user_layer
-from .config_schema import WORKSPACE_FILE, BackendConfig, Config, ConfigError, ScopeMode
+from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
+from .config_schema import BackendConfig, Config, ConfigError, ScopeMode
 from .safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _error(message: str) -> None:
-    print(f"refactor-lsp: {message}", file=sys.stderr)
-
-
-def find_workspace(path: Path) -> Path | None:
-    """The nearest folder above `path` holding a workspace file."""
-    for folder in [path if path.is_dir() else path.parent, *path.resolve().parents]:
-        if (folder / WORKSPACE_FILE).is_file():
-            return folder
-    return None
-
-
-def load_cli_config(config_file: str | None, near: Path | None, settings: str | None = None) -> LoadedConfig:
-    """The config files' layers, plus an editor's settings (JSON, the `refactorLsp` section) when given."""
-    user = user_layer(Path(config_file).expanduser() if config_file else None)
-    editor = []
-    if settings:
-        try:
-            editor.append(editor_layer(json.loads(settings)))
-        except json.JSONDecodeError as exc:
-            raise ConfigError("--settings", "refactorLsp", f"is not valid JSON ({exc.msg})") from None
-    # Absolute: the folder is compared with trusted_workspaces, and the message says what to add there.
-    loaded = load_config(user, editor, find_workspace(near.absolute()) if near else None)
-    for problem in loaded.problems:
-        _error(problem)
-    return loaded
-
-
-def _parse_lines(spec: str, text: str) -> tuple[int, int]:
-    from .scope import line_span, split_lines
-
-    try:
-        first, _, last = spec.partition(":")
-        start, end = int(first), int(last or first)
-    except ValueError:
-        raise ValueError(f"--lines must be START:END (1-based, inclusive), not {spec!r}") from None
-    count = len(split_lines(text))  # as LSP counts: a form feed or U+2028 inside a line does not end it
-    if start > end:
-        raise ValueError(f"--lines {spec} is reversed: give the first line, then the last ({end}:{start})")
-    if not start >= 1 or end > max(count, 1):
-        raise ValueError(f"--lines {spec} is outside the file's {count_of(count, 'line')}")
-    return line_span(text, start - 1, end - 1)
-
-
-def _read_source(path: Path, max_chars: int) -> str:
-    """The file to refactor: a regular UTF-8 file of at most `max_chars` characters (refactor.max_file_chars)."""
-    from .safe_read import read_regular_file
-
-    # UTF-8 takes at most 4 bytes a character: past that, the file is too large whatever it holds.
-    data = read_regular_file(path, 4 * max_chars, limit_name=f"4 × refactor.max_file_chars = {max_chars:,} characters")
-    try:
-        # newline="" semantics: keep \r\n as it is, so edits preserve every byte.
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
-    if len(text) > max_chars:
-        raise ValueError(
-            f"{path} has {len(text):,} characters, more than refactor.max_file_chars ({max_chars:,}); "
-            "nothing was sent — raise refactor.max_file_chars in your config to refactor it"
-        )
-    return text
-
 
 async def _refactor(args: argparse.Namespace) -> int:
-    from .edit_format import FormatHistory
     from .engine import Engine
     from .history import History
     from .refactor import RefactorError, RefactorRequest
@@ -97,9 +30,9 @@ async def _refactor(args: argparse.Namespace) -> int:
     scope: ScopeMode | None
     try:
         loaded = load_cli_config(args.config, path)
-        text = _read_source(path, loaded.config.refactor.max_file_chars)
+        text = read_source(path, loaded.config.refactor.max_file_chars)
         if args.lines:
-            start, end = _parse_lines(args.lines, text)
+            start, end = parse_lines(args.lines, text)
             scope = "selection"
         elif args.at is not None:
             count = len(split_lines(text))
@@ -111,13 +44,13 @@ async def _refactor(args: argparse.Namespace) -> int:
             start = end = 0
             scope = None
     except (ValueError, ConfigError) as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_USAGE
     if args.write:
         try:
             writable_target(path)  # refuse before the model runs, not after
         except WriteRefused as exc:
-            _error(str(exc))
+            error(str(exc))
             return EXIT_FAILED
     config = loaded.config
     if scope is None and config.refactor.scope == "auto":
@@ -133,15 +66,18 @@ async def _refactor(args: argparse.Namespace) -> int:
         scope=scope,
         edit_format=args.edit_format,
     )
-    # `auto` learns from the server's history; a CLI refactor is not written to it, so it never tries
-    # the other format (it would be the first try every time).
-    engine = Engine(FormatHistory(tries=False).learn(History().read()))
+    # The same history as the server's: read once, `auto` (edit format, prediction) learns from it, and
+    # this refactor is added to it. A one-off command does not try the other format (edit_format.py).
+    history = History()
+    engine = Engine.from_history(history.read(), try_formats=False)
+    target = str(path.resolve())
     try:
         result = await engine.refactor(request, config)
     except RefactorError as exc:
         kept = keep_refused_answer(exc.output) if exc.output is not None else None
-        _error(str(exc) + (f" (the model's answer: {kept})" if kept else ""))
+        error(str(exc) + (f" (the model's answer: {kept})" if kept else ""))
         if exc.stats is not None:
+            history.append(exc.stats.with_outcome(target, applied=False))
             print(summary(exc.stats), file=sys.stderr)
         if args.json:
             outcome = {
@@ -158,27 +94,30 @@ async def _refactor(args: argparse.Namespace) -> int:
     new_text = result.new_text
     if args.write and result.edits:
         try:
-            if _read_source(path, config.refactor.max_file_chars) != text:
-                _error(f"{path} changed while the refactor ran; nothing was written — run it again")
+            if read_source(path, config.refactor.max_file_chars) != text:
+                error(f"{path} changed while the refactor ran; nothing was written — run it again")
+                history.append(result.stats.with_outcome(target, applied=False))
                 return EXIT_FAILED
             write_file(path, new_text.encode("utf-8"))
         except (ValueError, WriteRefused) as exc:
-            _error(str(exc))
+            error(str(exc))
+            history.append(result.stats.with_outcome(target, applied=False))
             return EXIT_FAILED
         print(f"wrote {path}", file=sys.stderr)
-    stats = result.stats.with_outcome(str(path.resolve()), applied=bool(result.edits) and args.write)
+    # Shown as a diff, the edit is the user's to apply: not known (None), as an editor that never confirms.
+    applied = (True if args.write else None) if result.edits else False
+    stats = result.stats.with_outcome(target, applied=applied)
+    history.append(stats)
     if args.json:
         done = ("applied" if args.write else "edit") if result.edits else "unchanged"
         print(json.dumps({"outcome": done, "new_text": new_text, "stats": stats.to_dict()}, ensure_ascii=False))
     elif not args.write:
-        before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
-        diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
-        sys.stdout.writelines(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff
-        )
+        print_diff(path, text, new_text)
     if not result.edits:
         print("no changes: the model's answer equals the region", file=sys.stderr)
     print(summary(stats), file=sys.stderr)
+    if stats.notes:  # what the line cannot say: a retry, a fallback, a prompt fitted to the window
+        print("notes: " + "; ".join(stats.notes), file=sys.stderr)
     return EXIT_OK
 
 
@@ -193,7 +132,7 @@ async def _check(args: argparse.Namespace) -> int:
         backend = loaded.config.backend(args.backend)
         api_key(backend)
     except ConfigError as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_USAGE
     config: Config = loaded.config
     failures = loaded.failures
@@ -220,6 +159,13 @@ async def _check(args: argparse.Namespace) -> int:
         )
         completion = await engine.stream(backend, config.refactor, request)
         print(f"completion: ok ({completion.latency_ms:.0f} ms for 1 token)")
+        window = await engine.backend_memory.probe_now(backend)
+        print(
+            f"context window: {window.describe()}"
+            if window is not None
+            else "context window: unknown: the backend does not report it (a prompt too long for it is fitted "
+            "and sent again after its first refusal)"
+        )
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
         print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
@@ -278,8 +224,12 @@ def _bench_command(args: argparse.Namespace) -> str:
         parts += ["--concurrency", args.concurrency]
     if args.edit_format:
         parts += ["--edit-format", args.edit_format]
+    if args.jobs is not None:
+        parts += ["--jobs", str(args.jobs)]
     if args.note:
         parts += ["--note", args.note]
+    if args.record_history:
+        parts.append("--record-history")
     for flag in ("markdown", "json"):
         if getattr(args, flag, None):
             parts += [f"--{flag}", str(getattr(args, flag))]
@@ -315,20 +265,31 @@ async def _bench(args: argparse.Namespace) -> int:
         tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
         if tasks_dir is None:
             raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
+        from .bench.batch_tasks import split_tasks
+
+        singles, batches = split_tasks(tasks_dir, args.task)
+        if args.task and batches:
+            return await _bench_batches(args, tasks_dir, singles, batches)
+        if args.jobs is not None:
+            raise BenchError('--jobs is for batch tasks (kind = "batch"): name them with --task')
         tasks = load_tasks(tasks_dir, args.task)
         loaded = load_cli_config(args.config, Path.cwd())
         plan = make_plan(
             loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels, formats
         )
+        if args.record_history:
+            from .history import History
+
+            plan = dataclasses.replace(plan, record_to=History())
     except (BenchError, ConfigError) as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_USAGE
     # The user's history must not steer `auto` in a measurement (the bench decides it by size).
     engine = Engine(SizeRuleOnly())
     try:
         report = await measure(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
     except BenchError as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_FAILED
     finally:
         await engine.close()
@@ -338,10 +299,62 @@ async def _bench(args: argparse.Namespace) -> int:
     if args.json:
         _write_report(args.json, report.to_json())
     if report.formats is not None and not report.formats.measured:
-        _error("no run could be compared with its ideal time; see the messages above")
+        error("no run could be compared with its ideal time; see the messages above")
         return EXIT_FAILED
     if report.formats is None and report.total.speedup is None:
-        _error("no pair of runs was measured in both modes; see the messages above")
+        error("no pair of runs was measured in both modes; see the messages above")
+        return EXIT_FAILED
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: list[str], batches: list[str]) -> int:
+    """`bench --task NAME` with batch tasks: each one at a time and --jobs N at once (bench/batch_runner.py)."""
+    from .bench.batch_runner import make_batch_plan, measure_batches
+    from .bench.batch_tasks import load_batch_task
+    from .bench.render_batch import render_batch_markdown, render_batch_terminal
+    from .bench.runner import SizeRuleOnly
+    from .bench.tasks import BenchError
+    from .engine import Engine
+
+    try:
+        if singles:
+            raise BenchError(
+                f"{', '.join(batches)}: batch tasks, {', '.join(singles)}: not; their reports differ, so run them as "
+                "two benches"
+            )
+        if args.concurrency != "1" or args.edit_format is not None:
+            raise BenchError(
+                "--concurrency and --edit-format are for single-region tasks; a batch task runs one at a time and "
+                "--jobs N at once"
+            )
+        tasks = [load_batch_task(tasks_dir / name) for name in batches]
+        loaded = load_cli_config(args.config, Path.cwd())
+        plan = make_batch_plan(
+            loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, args.jobs
+        )
+        if args.record_history:
+            from .history import History
+
+            plan = dataclasses.replace(plan, bench=dataclasses.replace(plan.bench, record_to=History()))
+    except (BenchError, ConfigError) as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    engine = Engine(SizeRuleOnly())
+    try:
+        command = _bench_command(args)
+        report = await measure_batches(engine, plan, tasks_dir=tasks_dir, command=command, note=args.note or "")
+    except BenchError as exc:
+        error(str(exc))
+        return EXIT_FAILED
+    finally:
+        await engine.close()
+    sys.stdout.write(render_batch_terminal(report))
+    if args.markdown:
+        _write_report(args.markdown, render_batch_markdown(report))
+    if args.json:
+        _write_report(args.json, report.to_json())
+    if not report.measured:
+        error("no batch ran whole in both modes or at both concurrencies; see the messages above")
         return EXIT_FAILED
     return EXIT_FAILED if report.errors else EXIT_OK
 
@@ -366,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         from .logs import configure_cli_logging
 
         configure_cli_logging(args.verbose, args.log_file)
+        if args.command == "refactor" and (args.each or args.more_paths):
+            from .cli_batch import refactor_each
+
+            return asyncio.run(refactor_each(args))
         if args.command == "refactor":
             return asyncio.run(_refactor(args))
         if args.command == "check":

@@ -40,7 +40,22 @@ def build_parser() -> argparse.ArgumentParser:
         "refactor", help="rewrite part of a file and print the diff and the speed", parents=common
     )
     refactor.add_argument("path")
+    refactor.add_argument(
+        "more_paths", nargs="*", metavar="PATH", help="more files, with --each definition (one batch for all)"
+    )
     refactor.add_argument("--instruction", "-i", required=True, help="what to do, in words")
+    refactor.add_argument(
+        "--each",
+        choices=("definition",),
+        help="the same instruction for each definition, as one batch run at once: each top-level definition of "
+        "every file, or with --lines each definition those lines touch (docs/cli.md)",
+    )
+    refactor.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="with --each: refactors in flight at once (default: refactor.concurrency, 4)",
+    )
     refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
     refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
     refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
@@ -57,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
         'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
-        '"answer_file" (where it was kept), "stats"}',
+        '"answer_file" (where it was kept), "stats"}; with --each {"targets": [{"file", "definition", "kind", '
+        '"lines", "outcome", "reason", "stats"}, ...], "totals": {...}}',
     )
 
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
@@ -92,6 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
         "prediction always runs: the ideal is measured from it (default: the region format with and without "
         "prediction only)",
     )
+    bench.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help='batch tasks (kind = "batch", run when named with --task): each runs one at a time, then N at once '
+        "(default: refactor.concurrency, 4)",
+    )
     bench.add_argument("--note", help="a line for the report's header (server settings it cannot read itself)")
+    bench.add_argument(
+        "--record-history",
+        action="store_true",
+        help="add every measured run to the refactor history, which the editor's and the CLI's `auto` (edit "
+        "format, prediction) learn from (default: the bench leaves the history alone)",
+    )
     bench.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     return parser

@@ -38,6 +38,8 @@ class BackendConfig:
     base_url: str = ""
     model: str = ""
     api_key_env: str = ""
+    # "auto": the `prediction` field while this backend's recent refactors show it pays (prediction_guard),
+    # the region in the prompt for a server that drafts from it; "always": the field every time; "never".
     prediction: PredictionMode = "auto"
     headers: dict[str, str] = field(default_factory=dict)
     fallback: list[str] = field(default_factory=list)
@@ -66,9 +68,12 @@ class RefactorSettings:
     # "region": the model re-emits the region; "hunks": SEARCH/REPLACE blocks of the changes only;
     # "auto": by this backend's measured history, else by the region's size (edit_format.py).
     edit_format: EditFormat = "auto"
-    # 0: by how the backend gets the prediction (edit_format.DEFAULT_HUNKS_MIN_LINES, measured in
-    # benchmarks/README.md, "Edit formats").
+    # 0: by how the backend gets the prediction (edit_format.DEFAULT_HUNKS_MIN_LINES, the crossovers of
+    # the calibrated backend profiles in benchmarks/README.md, "Backend profiles").
     hunks_min_lines: int = 0
+    # A batch (each definition of a selection, a file or files): refactors in flight at once. 4: where
+    # the measured aggregate speed with prediction peaked (docs/settings.md says how it was chosen).
+    concurrency: int = 4
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,10 @@ COST_KEYS = frozenset({"model", "prediction"})
 # `refactor`'s ceilings on what one refactor sends and may be billed for: tokens out, characters in,
 # attempts. An untrusted layer may only lower them. The timeouts are not among them: a longer wait sends
 # nothing more, and what a slow answer is billed for is still capped by these.
-COST_CEILINGS = frozenset({"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries"})
+# `concurrency` is not a cost but a load on the user's backend (and its rate limit): lowered only, too.
+COST_CEILINGS = frozenset(
+    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency"}
+)
 # `refactor.max_tokens = 0` lets the region's size decide the limit, never below this (refactor.py,
 # `default_max_tokens`): a fixed limit up to it never allows more than the automatic one would.
 MIN_AUTO_MAX_TOKENS = 256

@@ -6,18 +6,26 @@ model writes SEARCH/REPLACE blocks (`hunks.py`): only the changes, plus a few li
 
 `auto` chooses by measurement: from this backend's own history (median latency and success rate per
 format, per region size) once it has some, else from the region's size against
-`refactor.hunks_min_lines`. Unset, that threshold depends on what drafts a hunks answer: a server
-that drafts from the prompt (vLLM or llama.cpp prompt lookup) drafts the SEARCH lines, copied from
-the region in the prompt, and the REPLACE lines, mostly copied from the SEARCH just written; with a
-`prediction` field (OpenAI), which a hunks answer does not get, nothing does. The two defaults are
-the crossovers measured in `benchmarks/README.md`, "Edit formats".
+`refactor.hunks_min_lines`. Unset, that threshold is a default per way the prediction reaches the
+backend (`prediction_via`): a server that drafts from the prompt (vLLM or llama.cpp prompt lookup,
+which drafts a hunks answer's SEARCH lines from the region in the prompt and its REPLACE lines from
+the SEARCH just written), a `prediction` field (OpenAI, which a hunks answer does not get), or none.
+Each default is the crossover of the two formats on the loopback backend calibrated to real backends
+(`lsp_server/testing/profiles.py`: this machine's vLLM pair and vLLM with n-gram speculation on a GPU
+for "prompt", OpenAI's Predicted Outputs for "field" and, without its field, for "off"), never on
+its perfect model, the upper bound, which said 150 and 600. On every calibrated profile, every small
+edit of the bench's corpus in a region of 99 lines or more was faster in hunks, and every rewrite (up
+to 97 lines) faster in region, whichever way the prediction went: 100 lines for all three. The table
+per profile is in `benchmarks/README.md`, "Backend profiles"; the figures in
+`benchmarks/recorded/2026-12-01-profiles.md`.
 
 Run by size alone, `auto` would measure only one format per size, and its history would never
 compare. So in the size bucket that holds the threshold, where the bench found the formats closest,
 it tries the other format after every MIN_SAMPLES runs of the usual one, until the other has
 MIN_SAMPLES runs too: three refactors, said in their reason, buy a choice measured on this backend.
-Elsewhere the measured gap is wide, and the size rule stands. Only a process whose refactors reach
-the history file tries (the server; not the CLI, not the bench).
+Elsewhere the measured gap is wide, and the size rule stands. Only the server tries; the CLI's
+refactors teach `auto` through the history as the server's do, but a one-off command runs the
+format its user can predict, and the bench decides by size alone.
 """
 
 from __future__ import annotations
@@ -37,8 +45,9 @@ SIZE_BUCKETS = (50, 200, 800)
 MIN_SAMPLES = 3  # per format and bucket, before the history outweighs the size rule
 MIN_SUCCESS = 0.8  # a format that applied less often than this is not chosen from history
 _KEPT = 40  # samples per (backend, format, bucket): the recent ones say most about the backend now
-# `hunks_min_lines` when the config leaves it unset (0), by how the backend gets the prediction.
-DEFAULT_HUNKS_MIN_LINES = {"prompt": 150, "field": 600, "off": 600}
+# `hunks_min_lines` when the config leaves it unset (0), by how the backend gets the prediction: the
+# crossovers on the calibrated profiles (the module docstring), which came out alike for all three.
+DEFAULT_HUNKS_MIN_LINES = {"prompt": 100, "field": 100, "off": 100}
 _DRAFTED_BY = {
     "prompt": "a server that drafts from the prompt",
     "field": "a prediction field",
@@ -93,9 +102,13 @@ class FormatHistory:
         for stats in records:
             if stats.edit_format not in FORMATS or not stats.region_lines or not stats.served_by:
                 continue
+            if stats.concurrency > 1:  # one of a batch run at once: its latency was measured under load
+                continue
             if stats.retried_from in FORMATS:
                 self.record(stats.served_by, stats.retried_from, stats.region_lines, False, stats.first_attempt_ms or 0)
-            if stats.edit_format_failed or stats.applied:  # other failures say nothing about the format
+            # Applied, or shown and left to the user (`applied` None: the CLI's diff, an editor that never
+            # confirmed): the format gave an edit. Other failures (refused, rejected) say nothing about it.
+            if stats.edit_format_failed or stats.applied is not False:
                 applied = not stats.edit_format_failed
                 self.record(stats.served_by, stats.edit_format, stats.region_lines, applied, stats.latency_ms)
         return self

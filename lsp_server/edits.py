@@ -358,9 +358,25 @@ def rebase(snapshot: str, current: str, region: tuple[int, int], edits: list[Rep
     """
     if snapshot == current:
         return Rebased(edits)
+    return Rebased(_moved(region_replacements(snapshot, 0, len(snapshot), current), region, edits))
+
+
+def rebase_each(
+    snapshot: str, current: str, parts: Sequence[tuple[tuple[int, int], list[Replacement]]]
+) -> list[Rebased]:
+    """`rebase` for several regions of one document (a batch), the user's changes found once: each
+    region's edits move on their own, and a change inside one region refuses that region alone."""
+    if snapshot == current:
+        return [Rebased(edits) for _, edits in parts]
+    changes = region_replacements(snapshot, 0, len(snapshot), current)
+    return [Rebased(_moved(changes, region, edits)) for region, edits in parts]
+
+
+def _moved(changes: list[Replacement], region: tuple[int, int], edits: list[Replacement]) -> list[Replacement] | None:
+    """The region's edits shifted by the user's `changes` before it; None when a change touches it."""
     region_start, region_end = region
     shift = 0
-    for change in region_replacements(snapshot, 0, len(snapshot), current):
+    for change in changes:
         inserted_line_before = (
             change.start == change.end == region_start
             and change.text.endswith(("\n", "\r"))
@@ -375,5 +391,5 @@ def rebase(snapshot: str, current: str, region: tuple[int, int], edits: list[Rep
         elif change.start >= region_end and region_end > region_start:
             continue
         else:
-            return Rebased(None)
-    return Rebased([Replacement(e.start + shift, e.end + shift, e.text) for e in edits])
+            return None
+    return [Replacement(e.start + shift, e.end + shift, e.text) for e in edits]

@@ -1,8 +1,10 @@
 """The engine: runs a planned refactor, and owns everything that outlives one refactor.
 
 State that used to live in module globals lives here, one engine per server, CLI run or bench:
-the HTTP clients, the backends that refused the `prediction` field, and what the vLLM metrics
-probes learned. A refactor goes plan → backend stream (progress) → output hygiene → edits → stats.
+the HTTP clients, the backends that refused the `prediction` field, what the vLLM metrics probes
+learned, what `auto` knows of each backend's edit formats and prediction, and each backend's context
+window and characters per token (`backend_memory`). A refactor goes plan → fitted to the backend's
+window (`context_fit`) → backend stream (progress) → output hygiene → edits → stats.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from dataclasses import replace
 
 from . import backends, metrics
 from .backend_clients import ClientPool
-from .backend_errors import BackendError, PredictionUnsupported
+from .backend_errors import BackendError, ContextWindowExceeded, PredictionUnsupported
+from .backend_memory import BackendMemory
 from .backend_stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from .config_schema import BackendConfig, Config, PredictionVia, RefactorSettings
+from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
 from .edit_format import FormatHistory
 from .edits import Replacement, region_replacements
+from .history import HistoryRecord
 from .hunks import HunksError
 from .hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
+from .prediction_guard import PredictionGuard
 from .refactor import (
     Plan,
     Progress,
@@ -49,22 +55,48 @@ DEFAULT_CHARS_PER_TOKEN = 3.5
 class Engine:
     """Plans and runs refactors; create one per server, CLI command or bench run, and `close()` it."""
 
-    def __init__(self, formats: FormatHistory | None = None) -> None:
+    def __init__(
+        self,
+        formats: FormatHistory | None = None,
+        prediction_guard: PredictionGuard | None = None,
+        backend_memory: BackendMemory | None = None,
+    ) -> None:
         """`formats`: what `auto` knows of how each edit format went, per backend and region size, and
         whether it may try the other one to learn (FormatHistory); its maker chooses: the server fills
         it from the history file and lets it try, the CLI learns without trying, the bench decides by
-        size alone. None: a fresh memory that does not try."""
+        size alone. None: a fresh memory that does not try. `prediction_guard`: whether `prediction =
+        "auto"` sends the field, by each backend's recent refactors (the server's and the CLI's, learnt
+        from the history: `from_history`); None: it is sent (the bench, `check`). `backend_memory`: each
+        backend's context window and characters per token, kept in the state folder (the server's, made
+        at its start so that it learns the window early; None: one of this engine's own)."""
         self.clients = ClientPool()
         self.formats = formats if formats is not None else FormatHistory(tries=False)
+        self.prediction_guard = prediction_guard
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()
-        # Characters per output token each backend (URL, model) produced last: the live rate's estimate.
-        self._chars_per_token: dict[tuple[str, str], float] = {}
+        self.backend_memory = backend_memory if backend_memory is not None else BackendMemory()
+
+    @classmethod
+    def from_history(
+        cls, records: list[HistoryRecord], try_formats: bool, backend_memory: BackendMemory | None = None
+    ) -> Engine:
+        """An engine whose `auto` choices (edit format, prediction) start from the refactor history,
+        read once by its maker; each refactor it runs then teaches them in memory (`run`)."""
+        return cls(FormatHistory(tries=try_formats).learn(records), PredictionGuard().learn(records), backend_memory)
 
     # -- the prediction policy ---------------------------------------------------------------------
     def prediction_mode(self, backend: BackendConfig, override: bool | None = None) -> PredictionVia:
         """ "field", "prompt" or "off" for this backend, knowing which backends refused the field."""
         return backends.prediction_mode(backend, override, self._refused_key(backend) in self._prediction_refused)
+
+    def prediction_choice(self, backend: BackendConfig, override: bool | None = None) -> tuple[PredictionVia, str]:
+        """How the prediction reaches this backend in a refactor, and why in words when the cost guard
+        decided: only for the `prediction` field under `prediction = "auto"`, nothing asked of the request."""
+        mode = self.prediction_mode(backend, override)
+        if mode != "field" or self.prediction_guard is None or override is not None or backend.prediction != "auto":
+            return mode, ""
+        verdict = self.prediction_guard.decide(backend.name, backend.model)
+        return ("field" if verdict.send else "off"), verdict.reason
 
     def remember_prediction_refused(self, backend: BackendConfig) -> None:
         self._prediction_refused.add(self._refused_key(backend))
@@ -77,7 +109,10 @@ class Engine:
     def plan(self, request: RefactorRequest, config: Config, scope_cache: ScopeCache | None = None) -> Plan:
         """The one plan of a refactor; `scope_cache` is the document's, when the caller keeps one (the
         server: one per open document). Raises RefactorError."""
-        return plan_refactor(request, config, self.prediction_mode, self.formats, scope_cache)
+        plan = plan_refactor(request, config, self.prediction_choice, self.formats, scope_cache)
+        for route in plan.routes:  # learning a backend's window starts now, if nothing did yet (once)
+            self.backend_memory.start_probe(route.backend)
+        return plan
 
     async def refactor(
         self, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
@@ -87,7 +122,7 @@ class Engine:
 
     async def run(self, plan: Plan, on_progress: ProgressCallback | None = None) -> RefactorResult:
         """Run a plan end to end. Raises RefactorError with a message for the user."""
-        completion, route, notes = await self._complete(plan, on_progress)
+        completion, route, notes, plan = await self._complete(plan, on_progress)  # the plan as sent: fitted
         backend = route.backend
         speculation = None
         if route.prediction == "prompt":
@@ -103,12 +138,15 @@ class Engine:
                 model=backend.model,
                 prediction=route.prediction == "field" or (route.prediction == "prompt" and speculation is not False),
                 prediction_via=route.prediction,
+                # The guard's verdict on the region as a prediction; a hunks answer gets none anyway.
+                prediction_reason=route.prediction_reason if plan.edit_format.format == "region" else "",
                 server_speculation=speculation,
                 speculation_always_on=route.prediction == "prompt"
                 and speculation is not False
                 and (plan.request.prediction is False or backend.prediction == "never"),
                 scope=plan.region.kind,
                 region_lines=plan.region.lines,
+                concurrency=plan.request.concurrency,
                 edit_format=plan.edit_format.format,
                 format_reason=plan.edit_format.reason,
                 latency_ms=completion.latency_ms,
@@ -127,9 +165,14 @@ class Engine:
             backend.price_input_per_mtok,
             backend.price_output_per_mtok,
         )
+        if self.prediction_guard is not None:
+            self.prediction_guard.record(HistoryRecord.of(stats))  # in memory: the next refactor decides by it
         useful = stats.useful_tokens()
-        if useful and stats.output_chars:
-            self._chars_per_token[(route.backend.base_url, route.backend.model)] = stats.output_chars / useful
+        self.backend_memory.learn_usage(
+            backend,
+            chars_per_token_seen(plan.prompt.messages, completion.prompt_tokens),
+            stats.output_chars / useful if useful and stats.output_chars else None,  # the live rate's estimate
+        )
         if completion.finish_reason == "length":
             log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
             raise RefactorError(cut_off_message(plan, completion.completion_tokens), stats, completion.text)
@@ -146,7 +189,8 @@ class Engine:
                 new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
         except HunksError as exc:
             stats = replace(stats, edit_format_failed=True)
-            self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
+            if plan.request.concurrency == 1:  # a latency measured under a batch's load compares with nothing
+                self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
             log.debug(
                 "the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text
             )
@@ -160,7 +204,8 @@ class Engine:
             # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
             log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
             raise RefactorError(str(exc), stats, completion.text) from None
-        self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
+        if plan.request.concurrency == 1:
+            self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
         return RefactorResult(plan, new_region, edits, stats.with_notes(*applied_notes))
 
     # -- talking to backends -----------------------------------------------------------------------
@@ -178,37 +223,33 @@ class Engine:
         return await backends.list_models(self.clients, backend, settings)
 
     async def close(self) -> None:
+        await self.backend_memory.close()
         await self.clients.close()
 
-    async def _complete(self, plan: Plan, on_progress: ProgressCallback | None) -> tuple[Completion, Route, list[str]]:
-        """(completion, the route that served, notes), trying the fallbacks in order."""
+    async def _complete(
+        self, plan: Plan, on_progress: ProgressCallback | None
+    ) -> tuple[Completion, Route, list[str], Plan]:
+        """(completion, the route that served, notes, the plan as sent: fitted to that backend's context
+        window when it is known), trying the fallbacks in order."""
         notes: list[str] = []
         errors: list[str] = []
         for index, route in enumerate(plan.routes):
             backend = route.backend
-            request = StreamRequest(
-                messages=plan.prompt.messages,
-                prediction=plan.prompt.prediction if route.prediction == "field" else None,
-                max_tokens=plan.max_tokens,
-                temperature=plan.settings.temperature,
-                live_usage=backend.type == "vllm",
-                cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
-                max_answer_chars=answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
-            )
-            tracker = self._tracker(plan, backend, on_progress)
-            probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
+            refused = False
             try:
+                sent = await fitted_for(plan, backend, self.backend_memory)
                 try:
-                    completion = await self._stream_with_probe(backend, plan.settings, request, tracker, probe)
-                except PredictionUnsupported as exc:
-                    self.remember_prediction_refused(backend)
-                    note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
-                    log.warning(note)
-                    notes.append(note)
-                    route = Route(backend, "off")
-                    request.prediction = None
-                    tracker = self._tracker(plan, backend, on_progress)
-                    completion = await self.stream(backend, plan.settings, request, tracker)
+                    completion, route = await self._send(sent, route, on_progress, notes)
+                except ContextWindowExceeded as exc:
+                    # Once a refactor: the refusal names the window; fitted to it, the prompt goes again.
+                    sent = refitted_after_refusal(plan, sent, backend, self.backend_memory, exc.window)
+                    refused = True
+                    completion, route = await self._send(sent, route, on_progress, notes)
+            except WindowTooSmall as exc:  # nothing was sent to this backend
+                if index < len(plan.routes) - 1:
+                    errors.append(str(exc))
+                    continue
+                raise RefactorError("; then ".join([*errors, str(exc)])) from None
             except BackendError as exc:
                 if exc.fallback_ok and index < len(plan.routes) - 1:
                     errors.append(str(exc))
@@ -219,11 +260,42 @@ class Engine:
                 raise RefactorError(str(exc)) from None
             if errors:
                 notes.append(f"served by fallback backend '{backend.name}' because {'; '.join(errors)}")
-            return completion, route, notes
+            if sent.fit is not None and (note := fit_note(sent.fit, refused)):
+                notes.append(note)
+            return completion, route, notes, sent
         raise AssertionError("unreachable: the chain always ends in a return or a raise")
 
+    async def _send(
+        self, plan: Plan, route: Route, on_progress: ProgressCallback | None, notes: list[str]
+    ) -> tuple[Completion, Route]:
+        """One backend's answer to the plan, and the route as it served (without the prediction field
+        when the backend refused it: said in `notes`). Raises BackendError."""
+        backend = route.backend
+        request = StreamRequest(
+            messages=plan.prompt.messages,
+            prediction=plan.prompt.prediction if route.prediction == "field" else None,
+            max_tokens=plan.max_tokens,
+            temperature=plan.settings.temperature,
+            live_usage=backend.type == "vllm",
+            cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
+            max_answer_chars=answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
+        )
+        tracker = self._tracker(plan, backend, on_progress)
+        probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
+        try:
+            return await self._stream_with_probe(backend, plan.settings, request, tracker, probe), route
+        except PredictionUnsupported as exc:
+            self.remember_prediction_refused(backend)
+            note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
+            log.warning(note)
+            notes.append(note)
+            request.prediction = None
+            tracker = self._tracker(plan, backend, on_progress)
+            return await self.stream(backend, plan.settings, request, tracker), Route(backend, "off")
+
     def _tracker(self, plan: Plan, backend: BackendConfig, on_progress: ProgressCallback | None) -> _ProgressTracker:
-        ratio = self._chars_per_token.get((backend.base_url, backend.model), DEFAULT_CHARS_PER_TOKEN)
+        # The live rate's estimate: characters per output token as this backend wrote them last.
+        ratio = self.backend_memory.learned(backend).output_chars_per_token or DEFAULT_CHARS_PER_TOKEN
         return _ProgressTracker(len(plan.prompt.prediction), on_progress, ratio)
 
     async def _stream_with_probe(

@@ -16,11 +16,18 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from .actions import KIND, kind_requested, list_actions
+from .actions import KIND, command_for, kind_requested, list_actions
 from .prompt import language_of
 from .server import RefactorServer
 from .text import PositionMapper
-from .wire import CANCEL_COMMAND, REFACTOR_COMMAND, SHOW_STATS_COMMAND, RefactorArguments
+from .wire import (
+    CANCEL_COMMAND,
+    REFACTOR_COMMAND,
+    REFACTOR_EACH_COMMAND,
+    SHOW_STATS_COMMAND,
+    BatchArguments,
+    RefactorArguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +60,7 @@ def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
     package_log = logging.getLogger("lsp_server")
     if not ls.verbose:
         package_log.setLevel(ls.settings.load(None).config.log_level.upper())
+    ls.learn_windows()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -122,7 +130,7 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
 
 
 def _command(title: str, data: Mapping[str, Any]) -> types.Command:
-    return types.Command(title=title, command=REFACTOR_COMMAND, arguments=[dict(data)])
+    return types.Command(title=title, command=command_for(data), arguments=[dict(data)])
 
 
 @server.feature(types.CODE_ACTION_RESOLVE)
@@ -135,6 +143,11 @@ def on_code_action_resolve(ls: RefactorServer, action: types.CodeAction) -> type
 @server.command(REFACTOR_COMMAND)
 async def refactor_command(ls: RefactorServer, arguments: RefactorArguments) -> dict[str, Any]:
     return (await ls.refactor(arguments)).to_json()
+
+
+@server.command(REFACTOR_EACH_COMMAND)
+async def refactor_each_command(ls: RefactorServer, arguments: BatchArguments) -> dict[str, Any]:
+    return (await ls.refactor(arguments.refactor, arguments.targets)).to_json()
 
 
 @server.command(CANCEL_COMMAND)

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .state_files import open_file, open_folder, replace_file, state_dir
+from .state_files import open_file, open_folder, open_state_file, replace_file, state_dir
 from .stats import RefactorStats, median
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,9 @@ class HistoryRecord:
     action: str = ""
     prediction: bool = False
     prediction_via: str = "off"
+    prediction_reason: str = ""  # added within version 1: a line without it reads as "", an older reader skips it
     region_lines: int = 0
+    concurrency: int = 1  # added within version 1, as prediction_reason
     edit_format: str = ""
     edit_format_failed: bool = False
     retried_from: str | None = None
@@ -142,11 +144,7 @@ class History:
         the file cannot be read (logged)."""
         path, limit = self.path, limit or HISTORY_LIMIT
         try:
-            folder_fd = open_folder(path.parent, create=False)
-            try:
-                fd = open_file(folder_fd, path.parent, path.name, os.O_RDONLY)
-            finally:
-                os.close(folder_fd)
+            fd = open_state_file(path)
             try:
                 lines = _tail(fd, os.fstat(fd).st_size, HISTORY_LIMIT * RECORD_BYTES + MAX_LINE_BYTES)[-limit:]
             finally:

@@ -10,8 +10,9 @@ small `JobHost` protocol below, so the server holds jobs, not their pieces.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .config_schema import Config
     from .engine import Engine
     from .history import History
-    from .refactor import RefactorRequest
+    from .refactor import Plan, RefactorRequest
     from .scope import ScopeCache
     from .stats import RefactorStats
 
@@ -144,7 +145,6 @@ class RefactorJob:
         )
 
     async def _refactor(self) -> RefactorReply:
-        from .apply import apply_result
         from .refactor import RefactorError
 
         host = self.host
@@ -156,9 +156,14 @@ class RefactorJob:
         backend = plan.requested
         title, on = f"{TITLE_PREFIX}{plan.title}", f"{backend.name} ({backend.model})"
         progress = ProgressReporter(host, self.uri, title, on, on_cancel=self.cancel)
-        # The editor creates the progress token while the backend starts: that round trip is not on the
-        # way to the first token (a report made before the token exists waits for it).
-        begun = host.spawn(progress.begin(), "progress begin")
+        async with self.progress_shown(progress):
+            return await self._run_plan(plan, config, progress)
+
+    async def _run_plan(self, plan: Plan, config: Config, progress: ProgressReporter) -> RefactorReply:
+        from .apply import apply_result
+        from .refactor import RefactorError
+
+        host = self.host
         try:
             result = await host.engine.run(plan, progress.report)
             if not result.edits:
@@ -181,6 +186,15 @@ class RefactorJob:
             if kept is not None:
                 message += f" (the model's answer: {kept})"
             return self._failed(message, exc.stats)
+
+    @contextlib.asynccontextmanager
+    async def progress_shown(self, progress: ProgressReporter) -> AsyncIterator[None]:
+        """The progress, begun while the work starts and ended in order whatever happens. The editor
+        creates the token while the backend starts: that round trip is not on the way to the first
+        token (a report made before the token exists waits for it)."""
+        begun = self.host.spawn(progress.begin(), "progress begin")
+        try:
+            yield
         except asyncio.CancelledError:
             begun.cancel()  # cancelled: answer now, without waiting for the editor's progress token
             raise

@@ -22,6 +22,7 @@ from .config_schema import (
     RefactorSettings,
     ScopeMode,
 )
+from .context_window import WindowFit
 from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
 from .hygiene import asks_for_removal
@@ -63,9 +64,13 @@ class RefactorRequest:
     cache_salt: str | None = None
     # What the user changes to raise the answer's token cap, for messages (the bench: --max-tokens).
     max_tokens_setting: str = "refactor.max_tokens"
+    # How many refactors run at once with this one (a batch's): its latency and speed are measured
+    # under that load, so what `auto` and the prediction guard learn of speed leaves it out.
+    concurrency: int = 1
 
 
-PredictionPolicy = Callable[[BackendConfig, "bool | None"], PredictionVia]  # (backend, override) → how it is sent
+# (backend, override) → how the prediction is sent, and why in words when the cost guard decided ("" otherwise)
+PredictionPolicy = Callable[[BackendConfig, "bool | None"], tuple[PredictionVia, str]]
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Route:
     backend: BackendConfig
     prediction: PredictionVia
     planned_prediction: PredictionVia = "off"  # before the edit format had its say (hunks sends no prediction field)
+    prediction_reason: str = ""  # the cost guard's, for the planned prediction (prediction_guard)
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,9 @@ class Plan:
     # The instruction asks for code to be removed (its preset says so, or the user's words do): the
     # deletion guard lets an answer that removes most of the region through.
     removes_code: bool = False
+    # How `prompt` and `max_tokens` were fitted into the backend's context window (context_fit.py);
+    # None: the window is unknown, or not fitted yet.
+    fit: WindowFit | None = None
 
     @property
     def requested(self) -> BackendConfig:
@@ -117,6 +126,20 @@ class Plan:
             region_prompt=None,
             edit_format=FormatChoice("region", why),
             routes=tuple(replace(r, prediction=r.planned_prediction) for r in self.routes),
+            max_tokens=self.fit.max_tokens_wanted if self.fit else self.max_tokens,
+            fit=None,  # fitted again, in its own format, when it runs
+        )
+
+    def prompt_with(self, context_chars: int) -> Prompt:
+        """This plan's prompt with at most `context_chars` of the file around the region."""
+        return _prompt(
+            self.request,
+            self.region,
+            self.instruction,
+            self.action,
+            self.comment,
+            context_chars,
+            self.edit_format.format,
         )
 
 
@@ -172,6 +195,13 @@ def cut_off_message(plan: Plan, completion_tokens: int | None = None) -> str:
     the region room to double was not too small (the model repeats itself, or writes past the
     region); a tighter cap the user set is raised, or the region made smaller."""
     cap, setting = plan.max_tokens, plan.request.max_tokens_setting
+    if plan.fit is not None and plan.fit.capped and (completion_tokens is None or completion_tokens >= 0.9 * cap):
+        return (
+            f"the model's answer was cut off at {cap:,} tokens, all that the backend's context window "
+            f"({plan.fit.window.tokens:,} tokens) leaves after the prompt, so nothing was applied — select a "
+            "smaller region, or use a model or server with a larger window (vLLM: --max-model-len, llama.cpp: "
+            "--ctx-size)"
+        )
     if completion_tokens is not None and completion_tokens < 0.9 * cap:
         return (
             f"the backend cut the answer off after {completion_tokens:,} tokens, before the {cap:,} this refactor "
@@ -280,30 +310,19 @@ def plan_refactor(
     preset = next((p for p in config.presets() if (p.id, p.instruction) == (action, instruction)), None)
     removes_code = preset.removes_code if preset is not None else asks_for_removal(instruction)
     chain = [first, *(config.backends[name] for name in first.fallback)]
-    modes = [policy(backend, request.prediction) for backend in chain]
-    choice = _edit_format(request, config, action, region, first, modes[0], history)
+    decided = [policy(backend, request.prediction) for backend in chain]
+    choice = _edit_format(request, config, action, region, first, decided[0][0], history)
 
     def prompt_in(edit_format: str) -> Prompt:
-        return build_prompt(
-            text=request.text,
-            start=region.start,
-            end=region.end,
-            instruction=instruction,
-            path=request.path,
-            language_id=request.language_id,
-            diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
-            context_chars=settings.context_chars,
-            drop=(comment.start, comment.end) if comment else None,
-            edit_format=edit_format,
-        )
+        return _prompt(request, region, instruction, action, comment, settings.context_chars, edit_format)
 
     prompt = prompt_in(choice.format)
     routes = []
-    for backend, mode in zip(chain, modes, strict=True):
+    for backend, (mode, reason) in zip(chain, decided, strict=True):
         # A hunks answer is mostly new text: a whole-region prediction would be rejected, and OpenAI
         # bills rejected prediction tokens (benchmarks/README.md, "Edit formats", has the figures).
         sent = "off" if choice.format == "hunks" and mode == "field" and request.prediction is not True else mode
-        routes.append(Route(backend, sent, mode))
+        routes.append(Route(backend, sent, mode, reason))
     return Plan(
         request=request,
         region=region,
@@ -319,6 +338,29 @@ def plan_refactor(
         edit_format=choice,
         region_prompt=prompt_in("region") if choice.retry_in_region else None,
         removes_code=removes_code,
+    )
+
+
+def _prompt(
+    request: RefactorRequest,
+    region: Region,
+    instruction: str,
+    action: str,
+    comment: InstructionComment | None,
+    context_chars: int,
+    edit_format: str,
+) -> Prompt:
+    return build_prompt(
+        text=request.text,
+        start=region.start,
+        end=region.end,
+        instruction=instruction,
+        path=request.path,
+        language_id=request.language_id,
+        diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
+        context_chars=context_chars,
+        drop=(comment.start, comment.end) if comment else None,
+        edit_format=edit_format,
     )
 
 

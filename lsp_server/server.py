@@ -17,19 +17,21 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
-from .config_schema import Config
+from .batch_job import BatchJob
+from .config_schema import Config, ConfigError
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .scope import ScopeCache
 from .settings import SECTION, SettingsStore
 from .text import PositionEncoding
-from .wire import RefactorArguments, RefactorReply, RefactorStatus
+from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from pygls.workspace import TextDocument
 
+    from .backend_memory import BackendMemory
     from .engine import Engine
     from .history import History
 
@@ -93,6 +95,7 @@ class RefactorServer(LanguageServer):
         self.shutdown_requested = False
         self._engine: Engine | None = None
         self._history: History | None = None
+        self._backend_memory: BackendMemory | None = None
 
     @property
     def history(self) -> History:
@@ -106,14 +109,34 @@ class RefactorServer(LanguageServer):
     @property
     def engine(self) -> Engine:
         """The server's one engine (its clients, prediction memory and probes), made on first use. `auto`
-        learns from the history and may try the other format near its threshold: the server records
-        every refactor, so what it tries is learnt."""
+        (edit format, prediction) learns from the history, read here once, and may try the other format
+        near its threshold: the server records every refactor, so what it tries is learnt."""
         if self._engine is None:
-            from .edit_format import FormatHistory
             from .engine import Engine
 
-            self._engine = Engine(FormatHistory(tries=True).learn(self.history.read()))
+            records = self.history.read()
+            self._engine = Engine.from_history(records, try_formats=True, backend_memory=self.backend_memory)
         return self._engine
+
+    @property
+    def backend_memory(self) -> BackendMemory:
+        """Each backend's context window and characters per token (a state file), the engine's too."""
+        if self._backend_memory is None:
+            from .backend_memory import BackendMemory
+
+            self._backend_memory = BackendMemory()
+        return self._backend_memory
+
+    def learn_windows(self) -> None:
+        """Ask the default backend (and its fallbacks) for its context window now, in the background:
+        by the first refactor it is known, and the refactor does not wait for it."""
+        config = self.settings.load(None).config
+        try:
+            first = config.backend()
+        except ConfigError:
+            return  # said when a refactor asks for it
+        for backend in [first, *(config.backends[name] for name in first.fallback if name in config.backends)]:
+            self.backend_memory.start_probe(backend)
 
     def notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, params)
@@ -207,7 +230,8 @@ class RefactorServer(LanguageServer):
         return loaded.config
 
     # -- refactors -----------------------------------------------------------------------
-    async def refactor(self, args: RefactorArguments) -> RefactorReply:
+    async def refactor(self, args: RefactorArguments, each: BatchTargets | None = None) -> RefactorReply:
+        """Start the refactor the editor asked for: one region, or with `each` a batch (batch_job.py)."""
         uri = args.uri
         if uri in self.jobs:
             message = (
@@ -223,7 +247,8 @@ class RefactorServer(LanguageServer):
             )
             self.tell(message, types.MessageType.Error)
             return RefactorReply(RefactorStatus.ERROR, message)
-        job = RefactorJob(self, args, document.source, document.version, document.language_id, self.scope_cache(uri))
+        snapshot = (document.source, document.version, document.language_id, self.scope_cache(uri))
+        job = RefactorJob(self, args, *snapshot) if each is None else BatchJob(self, args, each, *snapshot)
         # Registered before any await, so a cancel that follows the request at once finds it.
         task = job.start()
         self.jobs[uri] = job

@@ -76,6 +76,16 @@ def open_file(folder_fd: int, folder: Path, name: str, flags: int) -> int:
     return fd
 
 
+def open_state_file(path: Path) -> int:
+    """An fd to read the state file `path` (a folder and a file of yours, neither a link). Raises OSError
+    (FileNotFoundError when there is none yet, StateRefused when it is not safe to read)."""
+    folder_fd = open_folder(path.parent, create=False)
+    try:
+        return open_file(folder_fd, path.parent, path.name, os.O_RDONLY)
+    finally:
+        os.close(folder_fd)
+
+
 def replace_file(folder_fd: int, name: str, data: bytes) -> None:
     for _ in range(100):  # a name taken (planted, or another process's) is skipped, never reused
         tmp = f".{name}.{os.urandom(8).hex()}.tmp"

@@ -21,10 +21,14 @@ class RefactorStats:
     model: str = ""
     prediction: bool = False  # the prediction was sent (as a field, or in the prompt for local speculation)
     prediction_via: PredictionVia = "off"
+    # Why the prediction was or was not sent, when `prediction = "auto"` decided it by this backend's recent
+    # refactors (prediction_guard): "prediction off: 12% accepted over the last 8 refactors with it".
+    prediction_reason: str = ""
     server_speculation: bool | None = None  # "prompt": the server drafted from it (None: it did not say)
     speculation_always_on: bool = False  # asked to run without prediction on a server that speculates by itself
     scope: str = ""
     region_lines: int = 0
+    concurrency: int = 1  # refactors in flight with this one (a batch's): its speed was measured under load
     edit_format: str = ""  # "region" | "hunks" (edit_format.py)
     format_reason: str = ""  # why that format, in words
     edit_format_failed: bool = False  # the hunks answer did not apply to the region

@@ -15,7 +15,7 @@ def summary(stats: RefactorStats) -> str:
         parts.append(f"{stats.completion_tokens} tok")
     if stats.tokens_per_s is not None:
         parts.append(f"{stats.tokens_per_s:.0f} tok/s")
-    parts.append(prediction_label(stats))
+    parts += prediction_parts(stats)
     if stats.edit_format:
         parts.append(format_label(stats))
     if stats.cost is not None:
@@ -51,6 +51,15 @@ def cost_label(stats: RefactorStats) -> str:
     if stats.cost and extra is not None and stats.cost > extra:
         text += f", +{extra / (stats.cost - extra) * 100:.0f} % for the prediction"
     return text
+
+
+def prediction_parts(stats: RefactorStats) -> list[str]:
+    """What happened to the prediction, and why when `auto`'s cost guard decided it: `prediction off: 12%
+    accepted over the last 8 refactors with it` in place of `no prediction`, or after the acceptance."""
+    reason = stats.prediction_reason
+    if reason and not stats.prediction:
+        return [reason]
+    return [prediction_label(stats), reason] if reason else [prediction_label(stats)]
 
 
 def prediction_label(stats: RefactorStats) -> str:

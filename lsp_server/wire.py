@@ -9,6 +9,9 @@
   figures as fields of their own (tokens/s by the final stats' definition, generated and
   predicted size), never to be parsed
   out of the progress message.
+- `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
+  `targets`) and answers a `RefactorReply` whose stats are the batch's record (batch_stats.py);
+  its progress is a `BatchProgressPayload`.
 
 The README's "Commands and notifications" section documents the same shapes.
 """
@@ -17,12 +20,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import attrs
 from lsprotocol import types
 
-from .config_schema import EditFormat
+from .config_schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from .stats import RefactorStats
 
 REFACTOR_COMMAND = "refactorLsp.refactor"
+REFACTOR_EACH_COMMAND = "refactorLsp.refactorEach"
 CANCEL_COMMAND = "refactorLsp.cancel"
 SHOW_STATS_COMMAND = "refactorLsp.showStats"
 STATS_NOTIFICATION = "refactorLsp/stats"
@@ -37,6 +41,8 @@ PROGRESS_NOTIFICATION = "refactorLsp/progress"
 PROGRESS_TOKEN_PREFIX = "refactor-lsp/"
 
 EDIT_FORMATS: tuple[EditFormat, ...] = get_args(EditFormat)
+# Actions made for one region: its diagnostics, its instruction comment.
+BATCH_REFUSED_ACTIONS = (FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID)
 _ARGUMENTS_SHAPE = "refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}"
 
 
@@ -112,9 +118,42 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
     )
 
 
+# A batch's targets: each definition the selection (`range`) touches, or each top-level one of the file.
+BatchTargets = Literal["selection", "file"]
+BATCH_TARGETS: tuple[BatchTargets, ...] = get_args(BatchTargets)
+
+
+@attrs.frozen
+class BatchArguments:
+    """The `refactorLsp.refactorEach` argument object: `refactorLsp.refactor`'s, plus `targets`."""
+
+    refactor: RefactorArguments
+    targets: BatchTargets
+
+
+def _structure_batch(raw: Any, converter: Converter) -> BatchArguments:
+    arguments = _structure_arguments(raw, converter)
+    targets = _field(raw, str, "a string", "targets")
+    if targets is None:
+        targets = "selection" if arguments.range is not None else "file"
+    chosen = next((t for t in BATCH_TARGETS if t == targets), None)  # typed: one of the Literal
+    if chosen is None:
+        raise ValueError(f"`targets` must be one of {', '.join(BATCH_TARGETS)}, not {targets[:40]!r}")
+    if chosen == "selection" and (arguments.range is None or arguments.range.start == arguments.range.end):
+        raise ValueError("`targets: selection` needs a `range` that selects something: the definitions it touches")
+    if arguments.action_id in BATCH_REFUSED_ACTIONS:
+        raise ValueError(
+            f"`actionId` {arguments.action_id!r} belongs to one region; a batch takes an instruction or a preset"
+        )
+    if not (arguments.instruction or "").strip() and not arguments.action_id:
+        raise ValueError("say what to do for each definition: `instruction` or a preset's `actionId`")
+    return BatchArguments(arguments, chosen)
+
+
 def register(converter: Converter) -> None:
-    """Teach the server's converter to build `RefactorArguments` from the command's JSON."""
+    """Teach the server's converter to build the commands' argument objects from their JSON."""
     converter.register_structure_hook(RefactorArguments, lambda raw, _type: _structure_arguments(raw, converter))
+    converter.register_structure_hook(BatchArguments, lambda raw, _type: _structure_batch(raw, converter))
 
 
 class RefactorStatus(enum.StrEnum):
@@ -125,6 +164,7 @@ class RefactorStatus(enum.StrEnum):
     UNCONFIRMED = "unconfirmed"  # sent; the editor never answered (Vim ALE)
     ERROR = "error"  # the refactor failed; `message` says why
     CANCELLED = "cancelled"
+    PARTIAL = "partial"  # a batch: some targets applied, not all; `stats.batch.targets` says which and why
     BUSY = "busy"  # another refactor runs on this document
     STARTED = "started"  # `wait: false`: the outcome comes as messages
 
@@ -167,3 +207,13 @@ class ProgressPayload:
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
+
+
+@attrs.frozen
+class BatchProgressPayload(ProgressPayload):
+    """`refactorLsp/progress` of a batch: the figures above over all its targets (characters of the
+    finished and running ones; `tokens_per_s`: the running ones' live rates added up), and its own."""
+
+    done: int  # targets finished, however they ended
+    total: int
+    running: tuple[str, ...]  # the definitions streaming now, by name

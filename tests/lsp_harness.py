@@ -11,6 +11,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -101,6 +102,9 @@ class Editor:
         self.stats: list[dict[str, Any]] = []
         self.reject_next_edit: str | None = None
         self.reply_to_apply_edit = True
+        # The user's choice in a refactor preview, by change annotation label (VS Code: tick boxes):
+        # None applies every edit; otherwise only the annotated edits whose label it keeps.
+        self.preview_keeps: Callable[[str], bool] | None = None
         self.edit_event = asyncio.Event()
 
         async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -187,10 +191,15 @@ class Editor:
             uri = change.text_document.uri
             if change.text_document.version is not None and change.text_document.version != self.versions[uri]:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
-            self._apply_text_edits(uri, list(change.edits))
+            self._apply_text_edits(uri, [e for e in change.edits if self._kept(e, edit.change_annotations)])
         for uri, edits in (edit.changes or {}).items():
             self._apply_text_edits(uri, list(edits))
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _kept(self, edit: Any, annotations: dict[str, types.ChangeAnnotation] | None) -> bool:
+        if self.preview_keeps is None or not isinstance(edit, types.AnnotatedTextEdit) or not annotations:
+            return True
+        return self.preview_keeps(annotations[edit.annotation_id].label)
 
     def _on_stats(self, params: Any) -> None:
         self.stats.append(params if isinstance(params, dict) else params._asdict())

@@ -31,7 +31,11 @@ One module per job, each importing only those listed before it:
 - `render_cells`, `render_load`, `render_formats`, `render`: the tables for the terminal and Markdown;
 - `options`: --concurrency and --edit-format, parsed and checked;
 - `progress`: the progress display on stderr;
-- `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`).
+- `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`);
+- `batch_tasks`, `batch_report`, `render_batch`, `batch_runner`: batch tasks (`kind = "batch"`: every
+  top-level definition of a file, one instruction), loaded and checked, their runs and summaries, their
+  table, and their bench (`measure_batches`: each through `lsp_server.batch.BatchRun`, with and without
+  the prediction, one at a time and `--jobs N` at once).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 from .. import metrics
 from ..config import api_key
 from ..config_schema import BackendConfig, ConfigError
+from ..context_window import fetch_json, model_entry, models_url, window_of_entry
 
 INFO_LABELS = ("enable_prefix_caching", "kv_cache_size_tokens", "block_size", "cache_dtype")
 
@@ -101,13 +102,12 @@ async def describe_server(backend: BackendConfig) -> ServerInfo:
     its /metrics shows speculative decoding."""
     found: dict[str, Any] = {}
     try:
-        models = await _get(backend.base_url.rstrip("/") + "/models", backend)
-        entries = models.get("data", []) if isinstance(models, dict) else []
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("id") == backend.model:
-                found["model_info"] = {
-                    k: entry[k] for k in ("id", "root", "owned_by", "max_model_len") if entry.get(k) is not None
-                }
+        entry = model_entry(await fetch_json(models_url(backend), backend), backend.model)
+        if entry is not None:
+            # `profile`: the loopback backend's (lsp_server/testing/profiles.py), for the report's header.
+            info = {k: entry[k] for k in ("id", "root", "owned_by", "profile") if isinstance(entry.get(k), str)}
+            window = window_of_entry(entry)  # read as a refactor reads it (context_window.py)
+            found["model_info"] = info | ({"max_model_len": window} if window is not None else {})
     except Exception as exc:
         found["models_error"] = f"{type(exc).__name__}: {exc}"[:200]
     url = metrics.metrics_url(backend)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from .render_cells import KIND_LABELS, acceptance, both, seconds, speedup
 from .render_formats import formats_columns, formats_footer_lines, formats_header_lines, formats_rows, formats_title
 from .render_load import LOAD_COLUMNS, load_footer_lines, load_rows, load_title
-from .report import PairsSummary, Report
+from .render_terminal import dropped_note, fit_table, wrap
+from .report import Meta, PairsSummary, Report
 
 COLUMNS = (
     "task",
@@ -74,7 +75,45 @@ def table_rows(report: Report) -> list[list[str]]:
 
 def header_lines(report: Report) -> list[str]:
     meta = report.meta
-    lines = [f"refactor-lsp bench · {meta.date} · refactor-lsp {meta.refactor_lsp}"]
+    lines = [f"refactor-lsp bench · {meta.date} · refactor-lsp {meta.refactor_lsp}", *server_lines(meta)]
+    lines.append(profile_text(meta))
+    if meta.note:
+        lines.append(f"note: {meta.note}")
+    lines.append(
+        f"tasks: {len(report.tasks)} ({', '.join(t.name for t in report.tasks)}) · repetitions: "
+        f"{meta.repetitions} · temperature 0 · max tokens: {meta.max_tokens or 'from the region size'}"
+    )
+    lines.append(machine_line(meta))
+    if meta.concurrency != (1,):
+        levels = ", ".join(str(n) for n in meta.concurrency)
+        lines.append(
+            f"concurrency: {levels} requests at once; the per-task table is at {meta.concurrency[0]}, "
+            "the load table has every level"
+        )
+    if report.formats is not None:
+        lines += formats_header_lines(report)
+    return [*lines, f"order: {meta.order}", *metrics_lines(meta)]
+
+
+def machine_line(meta: Meta) -> str:
+    m = meta.machine
+    return f"machine: {m.cpu}, {m.cores} cores, {m.memory_gib} GiB · {m.os} · Python {m.python}"
+
+
+def metrics_lines(meta: Meta) -> list[str]:
+    """What the server under test's /metrics counted during the whole bench, when it has counters."""
+    counted = meta.metrics_during_bench
+    if not counted:
+        return []
+    return [
+        f"/metrics during the bench ({counted.url}): {counted.drafted:.0f} draft tokens, "
+        f"{counted.accepted:.0f} accepted ({counted.rate:.0%})"
+    ]
+
+
+def server_lines(meta: Meta) -> list[str]:
+    """The header's lines on the servers: each backend, what its server told, and what "without" is."""
+    lines = []
     for label, server in (("with prediction", meta.backend), ("without", meta.baseline)):
         if server is None:
             continue
@@ -96,30 +135,21 @@ def header_lines(report: Report) -> list[str]:
         lines.append(text + (f" — {'; '.join(extras)}" if extras else ""))
     if meta.baseline is None:
         lines.append("without: the same backend, without the `prediction` field")
-    if meta.note:
-        lines.append(f"note: {meta.note}")
-    lines.append(
-        f"tasks: {len(report.tasks)} ({', '.join(t.name for t in report.tasks)}) · repetitions: "
-        f"{meta.repetitions} · temperature 0 · max tokens: {meta.max_tokens or 'from the region size'}"
-    )
-    m = meta.machine
-    lines.append(f"machine: {m.cpu}, {m.cores} cores, {m.memory_gib} GiB · {m.os} · Python {m.python}")
-    if meta.concurrency != (1,):
-        levels = ", ".join(str(n) for n in meta.concurrency)
-        lines.append(
-            f"concurrency: {levels} requests at once; the per-task table is at {meta.concurrency[0]}, "
-            "the load table has every level"
-        )
-    if report.formats is not None:
-        lines += formats_header_lines(report)
-    lines.append(f"order: {meta.order}")
-    counted = meta.metrics_during_bench
-    if counted:
-        lines.append(
-            f"/metrics during the bench ({counted.url}): {counted.drafted:.0f} draft tokens, "
-            f"{counted.accepted:.0f} accepted ({counted.rate:.0%})"
-        )
     return lines
+
+
+def profile_text(meta: Meta) -> str:
+    """The run's one backend profile (the loopback backend's, lsp_server/testing/profiles.py), or none."""
+    profiles = meta.profiles
+    if not profiles:
+        return "profile: none (real servers, measured as they run)"
+    names = set(profiles.values())
+    if len(names) > 1:
+        which = ", ".join(f"{name} {label}" for label, name in profiles.items())
+        return f"profile: WARNING, the servers run different profiles ({which}): their figures do not compare"
+    (name,) = names
+    bound = " (the UPPER BOUND, not a real backend)" if name == "perfect" else ", calibrated to measured figures"
+    return f"profile: {name}{bound}: SIMULATED by the loopback backend (lsp_server/testing/profiles.py)"
 
 
 def footer_lines(report: Report) -> list[str]:
@@ -180,33 +210,68 @@ def pairs_footer_lines(report: Report) -> list[str]:
     return lines
 
 
-def _terminal_table(columns: tuple[str, ...] | list[str], rows: list[list[str]], left: int, tail: int) -> list[str]:
-    """Columns padded to fit, the first `left` ones to the left; a rule above the last `tail` rows (the totals)."""
-    table = [list(columns), *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
-    rule = "  ".join("-" * w for w in widths)
+# The columns a narrow terminal leaves out, first to go first (--markdown and --json keep them all).
+PAIRS_DROP = (
+    "cost (with / without, ratio)",
+    "end-to-end tok/s (with / without)",
+    "output tok (with / without)",
+    "same text",
+    "TTFT ms (with / without)",
+    "kind",
+)
+LOAD_DROP = ("end-to-end tok/s per request (with / without)", "pairs", "streaming at once (with / without)")
 
-    def line(cells: list[str]) -> str:
-        cells = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
-        return "  ".join(cells)
 
-    body = [line(r) for r in table[1:]]
-    if tail:
-        return [line(table[0]), rule, *body[:-tail], rule, *body[-tail:]]
-    return [line(table[0]), rule, *body]
+# The edit-format table's headers on a terminal, shortened (the note under the table says so).
+TERMINAL_HEADERS = {
+    "region + prediction": "r+pred",
+    "region, no prediction": "no pred",
+    "hunks + prediction": "h+pred",
+    "auto ÷ better of r+pred, hunks": "auto ÷ better",
+    ", s (× ideal)": " s (×ideal)",
+    "region lines": "lines",
+    "changed lines": "changed",
+}
+
+
+def _short(column: str) -> str:
+    for long, short in TERMINAL_HEADERS.items():
+        column = column.replace(long, short)
+    return column
+
+
+def _formats_drop(columns: list[str]) -> list[str]:
+    """The edit-format table's columns a terminal may leave out, first to go first: the matches (the footer
+    names what did not apply), the task's kind and changed lines, the modes other than region + prediction,
+    hunks and auto, the region's lines, auto's choice; never the ideal (task names are shortened first)."""
+    matches = [c for c in columns if c.startswith("matches expected")]
+    others = [c for c in columns if c.endswith("(×ideal)") and not c.startswith(("auto", "hunks", "r+pred"))]
+    return [*matches, "kind", "changed", *others, "lines", "auto ran as"]
 
 
 def render_terminal(report: Report) -> str:
-    out = [*header_lines(report), ""]
+    out = [*wrap(header_lines(report)), ""]
+    dropped: list[str] = []
     if _pairs_table(report):
-        out += _terminal_table(COLUMNS, table_rows(report), 2, tail=1)
+        table, left_out = fit_table(COLUMNS, table_rows(report), left=2, tail=1, drop=PAIRS_DROP)
+        out += table
+        dropped += left_out
     if report.load:
-        out += ["", load_title(report), *_terminal_table(LOAD_COLUMNS, load_rows(report), 1, tail=0)]
+        table, left_out = fit_table(LOAD_COLUMNS, load_rows(report), left=1, tail=0, drop=LOAD_DROP)
+        out += ["", *wrap([load_title(report)]), *table]
+        dropped += left_out
     if report.formats is not None:
         formats = report.formats
-        table = _terminal_table(formats_columns(formats), formats_rows(formats), 2, tail=len(formats.groups))
-        out += ["", formats_title(report), *table]
-    out += ["", *footer_lines(report)]
+        columns = [_short(c) for c in formats_columns(formats)]
+        rows = formats_rows(formats, compact=True)
+        table, left_out = fit_table(columns, rows, left=2, tail=len(formats.groups), drop=_formats_drop(columns))
+        legend = (
+            "r+pred: region + prediction; no pred: region, no prediction; h 3, r 3: auto ran hunks or region; "
+            "✗1/3: not applied in 1 of 3 runs"
+        )
+        out += ["", *wrap([formats_title(report)]), *table, *wrap([f"({legend}; ≤: the group's worst task)"])]
+        dropped += left_out
+    out += ["", *wrap([*dropped_note(list(dict.fromkeys(dropped))), *footer_lines(report)])]
     return "\n".join(out) + "\n"
 
 

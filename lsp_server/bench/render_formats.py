@@ -20,19 +20,23 @@ def _ratio(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}×"
 
 
-def _mode_cell(mode: FormatRuns | None) -> str:
+def _mode_cell(mode: FormatRuns | None, compact: bool = False) -> str:
     if mode is None:
         return "–"
     waited = mode.waited_ms.median if mode.waited_ms is not None else None
     ratio = mode.ideal_ratio.median if mode.ideal_ratio is not None else None
     text = f"{_wait(waited)} ({_ratio(ratio, 1)})"
     failed = mode.errors + mode.refused
-    return text + (f", {failed}/{mode.runs} not applied" if failed else "")
+    if not failed:
+        return text
+    return text + (f" ✗{failed}/{mode.runs}" if compact else f", {failed}/{mode.runs} not applied")
 
 
-def _ran_as(mode: FormatRuns | None) -> str:
+def _ran_as(mode: FormatRuns | None, compact: bool = False) -> str:
     if mode is None or not mode.formats:
         return "–"
+    if compact:  # "h 20, r 34": the terminal's narrow column
+        return ", ".join(f"{name.replace('hunks', 'h').replace('region', 'r')} {n}" for name, n in mode.formats.items())
     return ", ".join(f"{name} {count}" for name, count in mode.formats.items())
 
 
@@ -50,8 +54,9 @@ def formats_columns(formats: FormatsReport) -> list[str]:
     return columns
 
 
-def formats_rows(formats: FormatsReport) -> list[list[str]]:
-    """One row per task, then one per group (all tasks last)."""
+def formats_rows(formats: FormatsReport, compact: bool = False) -> list[list[str]]:
+    """One row per task, then one per group (all tasks last); `compact`: runs not applied, auto's formats and
+    a group's worst task in fewer characters (the terminal's table)."""
     modes = formats.modes
     tail = []
     if "auto" in modes:
@@ -62,7 +67,7 @@ def formats_rows(formats: FormatsReport) -> list[list[str]]:
             tail.append("versus")
 
     def extra(auto: FormatRuns | None, speedup: float | None, versus: str) -> list[str]:
-        cells = {"auto": _ran_as(auto), "speedup": _ratio(speedup), "versus": versus}
+        cells = {"auto": _ran_as(auto, compact), "speedup": _ratio(speedup), "versus": versus}
         return [cells[name] for name in tail]
 
     def matches(runs: tuple[FormatRuns, ...]) -> str:
@@ -78,7 +83,7 @@ def formats_rows(formats: FormatsReport) -> list[list[str]]:
                 str(task.region_lines),
                 str(task.changed_lines),
                 _wait(ideal),
-                *(_mode_cell(task.mode(m)) for m in modes),
+                *(_mode_cell(task.mode(m), compact) for m in modes),
                 *extra(task.mode("auto"), task.auto_speedup, _ratio(task.auto_vs_best)),
                 matches(task.modes),
             ]
@@ -91,18 +96,18 @@ def formats_rows(formats: FormatsReport) -> list[list[str]]:
                 "",
                 "",
                 "",
-                *(_mode_cell(group.mode(m)) for m in modes),
-                *extra(group.mode("auto"), group.auto_speedup, _group_versus(group)),
+                *(_mode_cell(group.mode(m), compact) for m in modes),
+                *extra(group.mode("auto"), group.auto_speedup, _group_versus(group, compact)),
                 matches(group.modes),
             ]
         )
     return rows
 
 
-def _group_versus(group: GroupFormats) -> str:
+def _group_versus(group: GroupFormats, compact: bool = False) -> str:
     if group.auto_vs_best is None:
         return "–"
-    return f"{_ratio(group.auto_vs_best)} (worst {_ratio(group.auto_vs_best_worst)})"
+    return f"{_ratio(group.auto_vs_best)} ({'≤' if compact else 'worst '}{_ratio(group.auto_vs_best_worst)})"
 
 
 def formats_title(report: Report) -> str:

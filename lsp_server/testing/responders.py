@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hunks import SEARCH_MARKER
+from ..hunks_write import hunks_for
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"
@@ -30,6 +31,16 @@ def asks_for_hunks(request: dict[str, Any]) -> bool:
     return any(
         m.get("role") == "system" and SEARCH_MARKER in str(m.get("content", "")) for m in request.get("messages", [])
     )
+
+
+def model_answer(request: dict[str, Any], responder: Callable[[dict[str, Any]], str]) -> str:
+    """What the model the fake plays writes: the responder says what the region becomes, and a model
+    asked for hunks answers the blocks, as our prompt asks: each SEARCH as short as it can be and still
+    occur only once."""
+    answer = responder(request)
+    if asks_for_hunks(request):
+        return hunks_for(region_of(request.get("messages", [])), answer, context=0)
+    return answer
 
 
 def instruction_of(messages: list[dict[str, Any]]) -> str:
@@ -54,16 +65,21 @@ def rule_responder(request: dict[str, Any]) -> str:
 
 def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
     """A perfect model for a bench corpus (benchmarks/tasks/): a task's region gets the task's expected
-    region; a request without a region (the bench's warm-up) gets "ok"; any other region, `rule_responder`.
+    region, and each definition of a batch task its expected definition; a request without a region (the
+    bench's warm-up) gets "ok"; any other region, `rule_responder`.
 
     Asked for hunks, the server turns that answer into SEARCH/REPLACE blocks, as for any responder.
     """
-    from ..bench.tasks import load_tasks  # the bench's own loader: the same regions, `at` tasks resolved alike
+    # The bench's own loaders: the same regions, `at` tasks and batch targets resolved alike.
+    from ..bench.batch_tasks import load_batch_tasks
+    from ..bench.tasks import load_tasks
 
     answers = {}
     for task in load_tasks(Path(tasks_dir)):
         start, end = task.span()
         answers[task.source[start:end]] = task.expected_region()
+    for batch in load_batch_tasks(Path(tasks_dir)):
+        answers |= batch.answers()
 
     def respond(request: dict[str, Any]) -> str:
         region = region_of(request.get("messages", []))

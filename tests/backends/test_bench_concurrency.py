@@ -62,8 +62,9 @@ def load_table_lines(text: str) -> list[str]:
     """The rows of the terminal's load table: after its title and column rule, up to the blank line."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Speed under load"))
+    start = next(i for i in range(start, len(lines)) if lines[i] and set(lines[i]) <= {"-", " "})
     rows = []
-    for line in lines[start + 3 :]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         rows.append(line)
@@ -141,9 +142,9 @@ def test_bench_under_load_runs_n_at_once_and_reports_each_level(
         assert f"{level['speedup']:.2f}×" in row and f"{level['aggregate_ratio']:.2f}×" in row
         n = level["concurrency"]
         assert row.rstrip().endswith(f"{n} / {n}")  # streaming at once, with / without
-    for text in (out.out, markdown):
+    assert "aggregate tok/s (with / without)" in markdown and "end-to-end tok/s per request" in markdown
+    for text in (out.out.replace("\n  ", " "), markdown):  # the terminal's lines wrap at 120 columns
         assert "Speed under load (SIMULATED" in text and "SIMULATED: simulated by refactor-lsp's fake backend" in text
-        assert "aggregate tok/s (with / without)" in text and "end-to-end tok/s per request" in text
         assert "concurrency: 1, 2, 4 requests at once" in text
         assert "batch of N identical requests sent at once" in text
         assert "WARNING" not in text
@@ -269,8 +270,18 @@ def test_fake_backend_command_line_turns_the_load_model_on_and_says_it_is_simula
         process.terminate()
         process.wait(10)
     assert entry["owned_by"] == (
-        "simulated by refactor-lsp's fake backend (vllm, 2 ms a pass, drafts of 6, load factor 0.25, 12 tokens a pass)"
+        "simulated by refactor-lsp's fake backend (vllm, 2 ms a pass; profile perfect (UPPER BOUND): no real backend: "
+        "every draft token that matches is accepted, the prompt is free; drafts of 6; load factor 0.25, 12 tokens a "
+        "pass)"
     )
+    assert entry["profile"] == "perfect"
     refused = subprocess.run([*command, "--batch-tokens", "-1"], capture_output=True, text=True, timeout=30)
     assert refused.returncode == 2
     assert "--batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more" in refused.stderr
+    # A calibrated profile is calibrated as a whole, and for its own kind of backend.
+    retuned = [*command, "--profile", "gpu-vllm-ngram", "--draft-len", "3"]
+    refused = subprocess.run(retuned, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--profile gpu-vllm-ngram is calibrated as a whole" in refused.stderr
+    wrong_kind = [*command[:-4], "--kind", "openai", "--port", "0", "--profile", "local-vllm-cpu"]
+    refused = subprocess.run(wrong_kind, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--profile local-vllm-cpu is for --kind vllm or llamacpp" in refused.stderr

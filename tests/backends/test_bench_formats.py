@@ -56,11 +56,13 @@ def run_bench(tmp_path: Path, config: Path, *args: str) -> tuple[int, dict[str, 
 
 
 def formats_table(text: str) -> list[str]:
-    """The terminal's edit-format table: its header line, then its rows (rules left out)."""
+    """The terminal's edit-format table: its header lines, then its rows (rules left out)."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Edit formats:"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("Edit formats:")) + 1
+    while lines[start].startswith("  "):  # the title, wrapped
+        start += 1
     rows = []
-    for line in lines[start + 1 :]:
+    for line in lines[start:]:
         if not line.strip():
             break
         if not set(line) <= {"-", " "}:
@@ -147,17 +149,26 @@ def test_every_mode_runs_against_its_ideal_per_task_and_overall(
         ]
         assert overall["modes"][mode]["ideal_ratio"]["median"] == pytest.approx(statistics.median(ratios))
 
-    # What a reader sees: the ideal and every mode, per task, per group and overall, in both renderings.
+    # What a reader sees. In Markdown: the ideal and every mode, per task, per group and overall.
+    rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    rows = rows[next(i for i, line in enumerate(rows) if "ideal, s" in line) :]
+    assert all(f"{label}, s (× ideal)" in rows[0] for label in LABELS)
+    for name in (SMALL_EDIT, LARGE, "**all tasks**", "**small edits, regions of 200+ lines**"):
+        row = next(line for line in rows if line.startswith(f"| {name} |"))
+        assert len(re.findall(r"\d+\.\d+ \(\d+\.\d×\)", row)) == 4, row
+    # On the terminal, within 120 columns: the ideal, and auto with the formats it is weighed against.
     table = formats_table(out.out)
-    assert "ideal, s" in table[0] and all(f"{label}, s (× ideal)" in table[0] for label in LABELS)
+    assert max(len(line) for line in out.out.splitlines()) <= 120
     for name in (SMALL_EDIT, LARGE, "all tasks", "small edits, regions of 200+ lines"):
         row = next(line for line in table if line.startswith(name))
-        assert len(re.findall(r"\d+\.\d+ \(\d+\.\d×\)", row)) == 4, row
-    assert "auto decides by the region's size alone in the bench: hunks from 80 lines" in out.out
-    assert "Ideal = TTFT + tokens that differ ÷ plain decode rate" in out.out
+        assert len(re.findall(r"\d+\.\d+ \(\d+\.\d×\)", row)) >= 3, row
+    said = out.out.replace("\n  ", " ")  # the terminal's lines wrap at 120 columns
+    assert "auto decides by the region's size alone in the bench: hunks from 80 lines" in said
+    assert "Ideal = TTFT + tokens that differ ÷ plain decode rate" in said
     assert "| **all tasks** |" in markdown and "ideal, s" in markdown and "hunks, s (× ideal)" in markdown
     # region was asked for: the table of prediction with and without is there as before.
-    assert "speedup" in out.out and "with prediction, s" in out.out
+    pairs = next(line for line in out.out.splitlines() if line.startswith(SMALL_EDIT))
+    assert "speedup" in out.out and pairs.split()[-1] == "1/1" and "with prediction, s" in markdown
 
 
 def test_a_retried_hunks_answer_counts_both_attempts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,7 +179,7 @@ def test_a_retried_hunks_answer_counts_both_attempts(tmp_path: Path, capsys: pyt
         # reference first); auto's first attempt gets the broken answer.
         fake.enqueue(Reply(), Reply(), Reply(), Reply(text=broken))
         config = write_config(tmp_path, fake=fake, refactor={"hunks_min_lines": 10})
-        code, report, _ = run_bench(
+        code, report, markdown = run_bench(
             tmp_path, config, "--task", SMALL_EDIT, "--repeat", "1", "--edit-format", "hunks,auto"
         )
     out = capsys.readouterr()
@@ -179,7 +190,7 @@ def test_a_retried_hunks_answer_counts_both_attempts(tmp_path: Path, capsys: pyt
     summary = report["formats"]["tasks"][0]["modes"]["auto"]
     assert summary["formats"] == {"hunks → region": 1}
     assert summary["waited_ms"]["median"] == pytest.approx(stats["latency_ms"] + stats["first_attempt_ms"])
-    assert "hunks → region 1" in out.out
+    assert "h → r 1" in out.out and "hunks → region 1" in markdown
 
 
 def test_without_region_the_reference_still_runs_and_the_pairs_table_is_left_out(
@@ -193,8 +204,8 @@ def test_without_region_the_reference_still_runs_and_the_pairs_table_is_left_out
     assert code == 0, out.err
     assert report["formats"]["modes"] == ["baseline", "hunks"]
     assert report["pairs"] == [] and {r["mode"] for r in report["runs"]} == {"baseline", "hunks"}
-    assert "not asked for: it runs as the reference for the ideal" in out.out
-    assert "with prediction, s" not in out.out and "with prediction, s" not in markdown
+    assert "not asked for: it runs as the reference for the ideal" in out.out.replace("\n  ", " ")
+    assert "with prediction, s" not in markdown and "speedup" not in out.out
     assert report["formats"]["tasks"][0]["modes"]["hunks"]["matches_expected"] == 1
 
 

@@ -239,7 +239,7 @@ def test_json_output(project: dict[str, Any]) -> None:
     assert stats["acceptance_rate"] == pytest.approx(accepted / (accepted + rejected))
     assert stats["latency_ms"] >= stats["ttft_ms"] > 0
     assert stats["tokens_per_s"] > 0
-    assert stats["applied"] is False
+    assert stats["applied"] is None  # shown as a diff, not written: yours to apply, not known to be applied
 
 
 def test_write_rewrites_the_file_and_keeps_its_mode(project: dict[str, Any]) -> None:
@@ -405,8 +405,8 @@ def test_when_the_old_contents_cannot_be_put_back_the_message_says_where_they_ar
 def test_the_cli_never_tries_the_other_format_it_could_not_learn_from(
     tmp_path: Path, fake_backend: FakeBackend
 ) -> None:
-    """Near its threshold the server's `auto` tries hunks after three region runs; a CLI refactor is not
-    written to the history, so it would be that first try again every time: it keeps to the size rule."""
+    """Near its threshold the server's `auto` tries hunks after three region runs; a one-off CLI refactor
+    keeps to the size rule (its refactors reach the history all the same, for the server to learn from)."""
     for _ in range(3):
         History().append(RefactorStats(served_by="fake", edit_format="region", region_lines=9, applied=True))
     project = {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend, refactor={"hunks_min_lines": 20})}

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import pytest
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
+from lsp_server.testing.responders import region_of, rule_responder
 from tests.conftest import closed_port_url
 from tests.editors.real_editors import editor_missing
 
@@ -48,6 +50,7 @@ SUMMARY = re.compile(r"^refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s
 STATUS_AFTER = re.compile(r"^refactor \d+ tok/s · \d+% accepted$")  # "refactor " + the server's status_text
 STATUS_RUNNING = re.compile(r"^⟳ refactor \d+%( \d+ tok/s)?$")
 INFO, WARN, ERROR = 2, 3, 4  # vim.log.levels
+STEP_S = 0.002  # the fake backend's forward pass
 
 
 def find_nvim() -> str | None:
@@ -146,7 +149,7 @@ def messages(data: dict[str, Any]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def backend():
-    with FakeBackend("openai", step_s=0.002) as fake:
+    with FakeBackend("openai", step_s=STEP_S) as fake:
         yield fake
 
 
@@ -481,3 +484,172 @@ def test_edits_after_astral_characters_land_exactly(tmp_path: Path, fake: FakeBa
     assert "\n".join(data["marks"]["after_selection"]) + "\n" == after_selection
     assert "\n".join(data["marks"]["after_block"]) + "\n" == ASTRAL.replace("data", "content")
     assert not [n for n in data["notifications"] if n["level"] >= WARN], messages(data)
+
+
+# -- one instruction for each definition (refactorLsp.refactorEach) ------------------------------
+
+
+def function(number: int, name: str = "total") -> str:
+    return f"def f{number}(value):\n    {name} = value + {number}\n    return {name}\n"
+
+
+def functions(count: int, renamed: set[int] | None = None) -> str:
+    return "import os\n\n\n" + "\n\n".join(
+        function(n, "result" if n in (renamed or ()) else "total") for n in range(count)
+    )
+
+
+TWELVE = functions(12)  # f3 on lines 19-21, f{n} on lines 5n+4 to 5n+6
+RENAME = "rename total to result"
+BATCH_STATUS_AFTER = re.compile(r"^refactor \d+/12 · \d+ tok/s together · \d+% accepted")
+BATCH_RUNNING = re.compile(r"^⟳ refactor (\d+/12 )?\d+%( \d+ tok/s)?$")  # the count from the first batch report on
+
+
+@pytest.fixture
+def batch_backend(fake: FakeBackend) -> Iterator[FakeBackend]:
+    """Passes slow enough that the definitions' refactors overlap (a few tens of milliseconds each)."""
+    fake.step_s = 0.01
+    yield fake
+    fake.step_s, fake.responder = STEP_S, rule_responder
+
+
+def test_each_definition_of_the_file_at_once_as_one_edit_that_one_undo_takes_back(
+    tmp_path: Path, batch_backend: FakeBackend
+) -> None:
+    path = write_source(tmp_path, TWELVE)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  local edits, apply_edit = 0, vim.lsp.handlers['workspace/applyEdit']
+  vim.lsp.handlers['workspace/applyEdit'] = function(...)
+    edits = edits + 1
+    return apply_edit(...)
+  end
+  H.input_answer = {json.dumps(RENAME)}
+  H.cursor_at('total = value + 3')
+  H.keys('<leader>re')
+  H.wait_done('the batch')
+  H.mark('edits', edits)
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+  H.mark('status_text', plugin.status().last.stats.status_text)
+  vim.cmd('undo')
+  H.mark('undone', H.lines(buf))
+  H.mark('modified', vim.bo[buf].modified)
+""",
+        settings_for(batch_backend, refactor={"concurrency": 3}),
+    )
+    marks = data["marks"]
+    assert "\n".join(marks["lines"]) + "\n" == TWELVE.replace("total", "result")
+    # One workspace edit for the twelve, so a single :undo brings the whole file back.
+    assert marks["edits"] == 1
+    assert "\n".join(marks["undone"]) + "\n" == TWELVE
+    assert marks["modified"] is False
+    assert data["prompts"] == ["Refactor each definition of the file (instruction): "]
+    # Twelve refactors, each with its own definition as the prediction, three in flight at once (the setting).
+    assert len(batch_backend.requests) == 12
+    assert sorted(r["prediction"]["content"] for r in batch_backend.requests) == sorted(function(n) for n in range(12))
+    assert batch_backend.peak_active_streams == 3
+    # One message for the batch, as for a single refactor: the server's summary, at info level.
+    (summary,) = [n for n in data["notifications"] if "definitions:" in n["msg"]]
+    assert re.match(r"^refactor-lsp: 12 definitions: 12 applied · \d+\.\d s, 3 at a time", summary["msg"]), summary
+    assert summary["level"] == INFO
+    assert not [m for m in messages(data) if m.startswith(("LSP[", "refactor-lsp: refactor "))], messages(data)
+    # The statusline: the definitions done while it runs, the batch's figures after.
+    running = [s for s in data["statusline_seen"] if s.startswith("⟳")]
+    assert running and all(BATCH_RUNNING.match(s) for s in running), data["statusline_seen"]
+    assert any(re.match(r"^⟳ refactor \d+/12 ", s) for s in running), data["statusline_seen"]
+    assert BATCH_STATUS_AFTER.match(marks["statusline_after"]), marks["statusline_after"]
+    assert marks["statusline_after"] == f"refactor {marks['status_text']}"
+
+
+def test_a_failing_definition_is_left_as_it_was_and_the_others_apply(
+    tmp_path: Path, batch_backend: FakeBackend
+) -> None:
+    def responder(request: dict[str, Any]) -> str:
+        region = region_of(request["messages"])
+        return region * 80 if "def f3(" in region else rule_responder(request)  # f3's answer runs to the cap
+
+    batch_backend.responder = responder
+    path = write_source(tmp_path, TWELVE)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  vim.cmd('RefactorEach {RENAME}')
+  H.wait_done('the batch')
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(batch_backend),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == functions(12, set(range(12)) - {3})
+    (told,) = [n for n in data["notifications"] if "definitions:" in n["msg"]]
+    assert told["msg"].startswith("refactor-lsp: 12 definitions: 11 applied, 1 refused")
+    assert "not applied: function `f3` (lines 19-21): the model's answer was cut off" in told["msg"]
+    assert told["level"] == WARN
+    assert data["marks"]["statusline_after"].endswith("· partly applied"), data["marks"]["statusline_after"]
+
+
+def test_cancel_stops_every_definition_and_applies_nothing(tmp_path: Path, batch_backend: FakeBackend) -> None:
+    for _ in range(12):
+        batch_backend.enqueue(Reply(stall_after_chars=5, stall_s=10.0))
+    path = write_source(tmp_path, TWELVE)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  vim.cmd('RefactorEach {RENAME}')
+  H.wait(function() return plugin.status().rate ~= nil end, 'a definition streaming')
+  vim.cmd('RefactorCancel')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('modified', vim.bo[buf].modified)
+  H.mark('statusline_after', H.statusline())
+""",
+        settings_for(batch_backend),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == TWELVE
+    assert data["marks"]["modified"] is False
+    assert "refactor-lsp: the batch was cancelled; nothing was applied, the document is as it was" in messages(data)
+    assert data["marks"]["statusline_after"] == "refactor cancelled"
+    assert 1 <= len(batch_backend.requests) < 12  # the definitions not yet started never were
+
+
+def test_selection_keymap_and_code_action_rewrite_each_definition_they_touch(
+    tmp_path: Path, batch_backend: FakeBackend
+) -> None:
+    path = write_source(tmp_path, TWELVE)
+    actions = [{"id": "rename-total", "title": "Rename total to result", "instruction": RENAME}]
+    each_title = "Refactor with prediction: Rename total to result, each of the 2 definitions in the selection"
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  -- Visual mode from f2's body to f4's (lines 15 to 25): the keymap takes each definition touched.
+  H.input_answer = {json.dumps(RENAME)}
+  H.cursor_at('total = value + 2')
+  H.keys('V10j<leader>re')
+  H.wait_done('the batch on the selection')
+  H.mark('after_keymap', H.lines(buf))
+  H.mark('mode', vim.api.nvim_get_mode().mode)
+  -- The code-action menu on a selection over f6 and f7 offers the preset for each of them.
+  H.select_answer = {json.dumps(each_title)}
+  H.cursor_at('def f6(value)')
+  H.keys('V5j<leader>ra')
+  H.wait(function() return #H.notified('2 definitions:') == 1 end, 'the batch from the menu')
+  H.wait_done('the batch from the menu')
+  H.mark('after_action', H.lines(buf))
+""",
+        settings_for(batch_backend, actions=actions),
+    )
+    marks = data["marks"]
+    assert data["prompts"] == ["Refactor each definition of the selection (instruction): "]
+    assert "\n".join(marks["after_keymap"]) + "\n" == functions(12, {2, 3, 4})
+    assert marks["mode"] == "n"
+    (menu,) = data["menu"]
+    assert each_title in menu and "Refactor with prediction: Rename total to result" in menu, menu
+    assert "\n".join(marks["after_action"]) + "\n" == functions(12, {2, 3, 4, 6, 7})
+    assert len([m for m in messages(data) if m.startswith("refactor-lsp: 3 definitions: 3 applied")]) == 1
+    assert len([m for m in messages(data) if m.startswith("refactor-lsp: 2 definitions: 2 applied")]) == 1

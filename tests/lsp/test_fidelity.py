@@ -87,7 +87,11 @@ async def client(lsp_client: LanguageClient, backend: FakeBackend, request: pyte
             workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
             initialization_options={
                 "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+                # "always": these tests read the prediction sent, and the module's refactors share one
+                # history, from which the cost guard (prediction_guard.py) would soon stop sending it.
+                "backends": {
+                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "prediction": "always"}
+                },
             },
         )
     )

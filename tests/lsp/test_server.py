@@ -51,7 +51,11 @@ async def client(lsp_client: LanguageClient, backend: FakeBackend):
             workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
             initialization_options={
                 "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+                # "always": these tests read the prediction sent, and the module's refactors share one
+                # history, from which the cost guard (prediction_guard.py) would soon stop sending it.
+                "backends": {
+                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "prediction": "always"}
+                },
             },
         )
     )
@@ -274,6 +278,28 @@ async def test_preview_sends_annotated_edit(editor: Editor, backend: FakeBackend
         assert annotation.needs_confirmation is True
         assert all(isinstance(e, types.AnnotatedTextEdit) for e in edit.document_changes[0].edits)
     finally:
+        client.set_configuration({}, section="refactorLsp")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+
+
+async def test_a_preview_applied_with_nothing_ticked_is_not_called_applied(
+    editor: Editor, backend: FakeBackend, client: LanguageClient
+):
+    client.set_configuration({"refactor": {"preview": True}}, section="refactorLsp")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    editor.preview_keeps = lambda label: False  # the user presses Apply with the change unticked
+    try:
+        uri = editor.open(WORKSPACE / "preview-none.py", PY_SOURCE)
+        result = await editor.execute(
+            "refactorLsp.refactor",
+            {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
+        )
+        assert result["status"] == "rejected", result
+        assert editor.buffers[uri] == PY_SOURCE
+        assert any("nothing was kept in the preview" in m for m in editor.messages())
+        assert editor.stats[-1]["applied"] is False
+    finally:
+        editor.preview_keeps = None
         client.set_configuration({}, section="refactorLsp")
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
 

@@ -18,20 +18,22 @@ def test_without_history_the_size_decides() -> None:
     assert (big.format, big.retry_in_region) == ("hunks", True)
 
 
-def test_unset_the_threshold_depends_on_what_would_draft_a_hunks_answer() -> None:
-    # A server that drafts from the prompt drafts the blocks' copied lines; a prediction field, which a
-    # hunks answer does not get, drafts nothing, so region + prediction stays faster for longer.
-    lookup, field = DEFAULT_HUNKS_MIN_LINES["prompt"], DEFAULT_HUNKS_MIN_LINES["field"]
-    assert lookup < field == DEFAULT_HUNKS_MIN_LINES["off"]
+def test_unset_the_threshold_is_the_default_for_how_the_backend_gets_the_prediction() -> None:
+    # One default per way (the calibrated profiles' crossovers, checked in tests/backends/test_profiles.py),
+    # and the reason names which one decided.
+    lookup, field, off = (DEFAULT_HUNKS_MIN_LINES[via] for via in ("prompt", "field", "off"))
     choice = choose_format("auto", "", lookup, 0, "local", None, "prompt")
     assert (choice.format, choice.reason) == (
         "hunks",
         f"auto, {lookup} lines ≥ {lookup} (hunks_min_lines with a server that drafts from the prompt)",
     )
-    assert choose_format("auto", "", lookup, 0, "cloud", None, "field").reason == (
-        f"auto, {lookup} lines < {field} (hunks_min_lines with a prediction field)"
+    assert choose_format("auto", "", lookup - 1, 0, "local", None, "prompt").format == "region"
+    assert choose_format("auto", "", field - 1, 0, "cloud", None, "field").reason == (
+        f"auto, {field - 1} lines < {field} (hunks_min_lines with a prediction field)"
     )
-    assert choose_format("auto", "", field, 0, "cloud", None, "off").format == "hunks"
+    assert choose_format("auto", "", off, 0, "cloud", None, "off").reason == (
+        f"auto, {off} lines ≥ {off} (hunks_min_lines with no prediction)"
+    )
     # Set, it is the threshold for every backend.
     assert choose_format("auto", "", 90, 80, "local", None, "prompt").reason == "auto, 90 lines ≥ hunks_min_lines 80"
 
@@ -104,19 +106,19 @@ def test_near_the_threshold_auto_tries_the_other_format_until_history_can_compar
     """Run by size alone, `auto` would only measure one format there and never learn from history."""
     history = FormatHistory()
     chosen = []
-    for _ in range(14):  # 120 lines: region by size (under 150 on a server that drafts from the prompt)
-        choice = choose_format("auto", "", 120, 0, "local", history, "prompt")
+    for _ in range(14):  # 80 lines: region by size (under 100 on a server that drafts from the prompt)
+        choice = choose_format("auto", "", 80, 0, "local", history, "prompt")
         chosen.append(choice.format)
-        history.record("local", choice.format, 120, True, 900.0 if choice.format == "hunks" else 2000.0)
+        history.record("local", choice.format, 80, True, 900.0 if choice.format == "hunks" else 2000.0)
     # A try after every three runs of the usual format, until hunks has three runs: then history decides.
     assert "".join(f[0] for f in chosen) == "rrrhrrrhrrrhhh"
-    third_try = choose_format("auto", "", 120, 0, "local", _history_of("rrrhrrrhrrr"), "prompt")
+    third_try = choose_format("auto", "", 80, 0, "local", _history_of("rrrhrrrhrrr", lines=80), "prompt")
     assert (third_try.format, third_try.retry_in_region) == ("hunks", True)
     assert third_try.reason == (
-        "auto, trying hunks (3 of 3) against region, the size rule's choice (120 lines < 150 (hunks_min_lines "
+        "auto, trying hunks (3 of 3) against region, the size rule's choice (80 lines < 100 (hunks_min_lines "
         "with a server that drafts from the prompt)), to choose by local's history for 51-200 lines"
     )
-    assert choose_format("auto", "", 120, 0, "local", history, "prompt").reason.startswith(
+    assert choose_format("auto", "", 80, 0, "local", history, "prompt").reason.startswith(
         "auto, by local's history for 51-200 lines: hunks 0.9 s"
     )
     # Above the threshold, region is the one tried; it is never retried in anything.
@@ -131,9 +133,9 @@ def test_far_from_the_threshold_the_size_rule_stands() -> None:
     assert choose_format("auto", "", 30, 0, "local", history, "prompt").format == "region"
     history = _history_of("h" * 12, lines=400)
     assert choose_format("auto", "", 400, 0, "local", history, "prompt").format == "hunks"
-    # With a prediction field the threshold is 600, so the tries happen in 201-800 lines instead.
-    assert choose_format("auto", "", 120, 0, "cloud", _history_of("r" * 12, "cloud"), "field").format == "region"
-    assert choose_format("auto", "", 300, 0, "cloud", _history_of("rrr", "cloud", 300), "field").format == "hunks"
+    # Set by the user, the threshold moves the band of tries with it: at 600, to 201-800 lines.
+    assert choose_format("auto", "", 120, 600, "cloud", _history_of("r" * 12, "cloud"), "field").format == "region"
+    assert choose_format("auto", "", 300, 600, "cloud", _history_of("rrr", "cloud", 300), "field").format == "hunks"
 
 
 def _history_of(formats: str, backend: str = "local", lines: int = 120) -> FormatHistory:
@@ -141,3 +143,12 @@ def _history_of(formats: str, backend: str = "local", lines: int = 120) -> Forma
     for f in formats:
         history.record(backend, "hunks" if f == "h" else "region", lines, True, 1000.0)
     return history
+
+
+def test_a_batchs_latencies_teach_auto_nothing() -> None:
+    """A refactor run beside others took longer for that: its latency compares with no single one."""
+    loaded = [
+        HistoryRecord(served_by="cloud", edit_format=f, region_lines=300, latency_ms=ms, applied=True, concurrency=4)
+        for f, ms in (("hunks", 9000.0), ("region", 100.0))
+    ]
+    assert FormatHistory().learn(loaded * 3).medians("cloud", 300) is None

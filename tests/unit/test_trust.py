@@ -210,6 +210,18 @@ def test_prediction_may_only_be_turned_off(tmp_path: Path):
     assert loaded.problems == [] and loaded.config.backend().prediction == "never"
 
 
+def test_a_repository_cannot_turn_the_cost_guard_into_always(tmp_path: Path):
+    """`auto` (the default) sends the prediction field only while it pays (prediction_guard); `always`
+    would send it whatever it costs, so a cloned repository may not set it over the user's default."""
+    cloud = {"type": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4.1-mini"}
+    user = Layer("user.toml", {"default_backend": "cloud", "backends": {"cloud": cloud}})
+    loaded = load_config(user, [], _repo(tmp_path, '[backends.cloud]\nprediction = "always"\n'))
+    assert loaded.config.backend().prediction == "auto"
+    assert "backends.cloud.prediction ('always', yours is 'auto')" in loaded.problems[0]
+    loaded = load_config(user, [], _repo(tmp_path, '[backends.cloud]\nprediction = "auto"\n'))
+    assert loaded.problems == [] and loaded.config.backend().prediction == "auto"
+
+
 def test_the_users_own_model_passes_quietly(tmp_path: Path):
     loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, '[backends.mine]\nmodel = "coder-7b"\n'))
     assert loaded.problems == []

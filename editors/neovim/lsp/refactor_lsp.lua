@@ -16,7 +16,8 @@ return {
     ['window/showMessage'] = function(...)
       return require('refactor_lsp')._on_show_message(...)
     end,
-    -- The result of `refactorLsp.refactor` (from the prompt, a command or the code-action menu).
+    -- The result of `refactorLsp.refactor` and `refactorLsp.refactorEach` (from the prompt, a command
+    -- or the code-action menu).
     ['workspace/executeCommand'] = function(...)
       return require('refactor_lsp')._on_command_result(...)
     end,

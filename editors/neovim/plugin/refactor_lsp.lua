@@ -12,6 +12,14 @@ end, {
   desc = 'refactor-lsp: rewrite the range (or the block at the cursor) following an instruction',
 })
 
+vim.api.nvim_create_user_command('RefactorEach', function(cmd)
+  require('refactor_lsp').command(cmd, true)
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'refactor-lsp: one instruction for each definition of the file (of the range, with one), at once, as one edit',
+})
+
 vim.api.nvim_create_user_command('RefactorCancel', function(cmd)
   require('refactor_lsp').cancel(cmd.bang)
 end, { bang = true, desc = 'refactor-lsp: cancel the refactor running on this buffer (!: on all)' })

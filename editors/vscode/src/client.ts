@@ -1,13 +1,16 @@
 import * as os from "os";
 import * as vscode from "vscode";
 import {
+  CancellationToken,
   LanguageClient,
   LanguageClientOptions,
   Middleware,
+  ResponseError,
   ServerOptions,
   State,
   TransportKind,
   WorkDoneProgressCancelNotification,
+  WorkspaceEdit,
 } from "vscode-languageclient/node";
 import { RefactorProgress, RefactorStats } from "./format";
 import { RefactorStatus } from "./status";
@@ -15,6 +18,8 @@ import { sectionForServer, userScopeValue } from "./trust";
 
 export const SECTION = "refactorLsp";
 export const REFACTOR = "refactorLsp.refactor";
+/** One instruction for each definition of a selection or a file, at once (the batch). */
+export const REFACTOR_EACH = "refactorLsp.refactorEach";
 
 /** A setting as the user's own scopes give it, ignoring the workspace's values unless it is trusted. */
 function setting<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
@@ -28,6 +33,16 @@ export function serverOptions(): ServerOptions {
   const command = home(setting<string>(config, "server.command") || "refactor-lsp");
   const args = (setting<string[]>(config, "server.args") ?? []).map(home);
   return { command, args, transport: TransportKind.stdio, options: { env: process.env } };
+}
+
+/** The text changes of a workspace edit, over all its documents. */
+function editCount(edit: WorkspaceEdit): number {
+  const inChanges = Object.values(edit.changes ?? {}).reduce((n, edits) => n + edits.length, 0);
+  const inDocuments = (edit.documentChanges ?? []).reduce(
+    (n, change) => n + ("edits" in change ? change.edits.length : 0),
+    0,
+  );
+  return inChanges + inDocuments;
 }
 
 /** The client; `status` follows its refactors (commands, progress, stats). */
@@ -53,15 +68,23 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
           );
         });
       },
+      // Each edit the server sends, in the log: a batch of refactors arrives as ONE edit (one undo).
+      handleApplyEdit: async (params, next) => {
+        const result = await next(params, CancellationToken.None); // the client's own handler takes no token
+        const outcome =
+          result instanceof ResponseError ? `failed: ${result.message}` : result.applied ? "applied" : "not applied";
+        output.info(`workspace/applyEdit "${params.label ?? ""}" (${editCount(params.edit)} changes): ${outcome}`);
+        return result;
+      },
     },
-    // Every refactor goes through here: the palette command, code actions, other extensions.
+    // Every refactor and batch goes through here: the palette commands, code actions, other extensions.
     executeCommand: async (command, args, next) => {
-      if (command !== REFACTOR) return next(command, args);
+      if (command !== REFACTOR && command !== REFACTOR_EACH) return next(command, args);
       const uri: string = args[0]?.uri ?? "";
       status.begin(uri);
       try {
         const result = await next(command, args);
-        output.info(`${REFACTOR} → ${JSON.stringify(result)}`);
+        output.info(`${command} → ${JSON.stringify(result)}`);
         return result;
       } finally {
         status.end(uri);

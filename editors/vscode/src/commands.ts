@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
-import { REFACTOR } from "./client";
+import { REFACTOR, REFACTOR_EACH } from "./client";
 import { StatsReply, statsRows } from "./format";
 import { RefactorStatus } from "./status";
 
@@ -17,24 +17,68 @@ export async function refactorWithPrediction(client: LanguageClient | undefined)
     void vscode.window.showWarningMessage("Refactor with Prediction: the refactor-lsp server is not running.");
     return;
   }
-  const instruction = await vscode.window.showInputBox({
-    title: "Refactor with Prediction",
-    prompt: editor.selection.isEmpty
-      ? "How should the code around the cursor change?"
-      : "How should the selected code change?",
-    placeHolder: "e.g. rename data to content",
-    value: lastInstruction,
-    ignoreFocusOut: true,
-  });
-  if (!instruction?.trim()) return;
-  lastInstruction = instruction;
+  const instruction = await askInstruction(
+    editor.selection.isEmpty ? "How should the code around the cursor change?" : "How should the selected code change?",
+  );
+  if (!instruction) return;
   const c2p = client.code2ProtocolConverter;
   // The server reports every outcome itself (a message, progress, the stats notification).
   await vscode.commands.executeCommand(REFACTOR, {
     uri: c2p.asUri(editor.document.uri),
     range: c2p.asRange(editor.selection),
-    instruction: instruction.trim(),
+    instruction,
   });
+}
+
+/** The batch's targets (lsp_server/wire.py `BatchArguments`): each definition the selection touches,
+ *  or each top-level definition of the file. */
+export type EachTargets = "selection" | "file";
+
+/** "... Each Definition in This File / in the Selection...": one instruction, applied to each definition
+ *  as its own refactor, all at once; the server applies the results as one edit (one undo). */
+export async function refactorEach(client: LanguageClient | undefined, targets: EachTargets): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file") {
+    void vscode.window.showWarningMessage("Refactor with Prediction: open a file first.");
+    return;
+  }
+  if (targets === "selection" && editor.selection.isEmpty) {
+    void vscode.window.showWarningMessage(
+      "Refactor with Prediction: select the definitions to rewrite (or use Each Definition in This File).",
+    );
+    return;
+  }
+  if (!client?.isRunning()) {
+    void vscode.window.showWarningMessage("Refactor with Prediction: the refactor-lsp server is not running.");
+    return;
+  }
+  const instruction = await askInstruction(
+    targets === "file"
+      ? "How should each definition in this file change?"
+      : "How should each definition in the selection change?",
+  );
+  if (!instruction) return;
+  const c2p = client.code2ProtocolConverter;
+  await vscode.commands.executeCommand(REFACTOR_EACH, {
+    uri: c2p.asUri(editor.document.uri),
+    ...(targets === "selection" ? { range: c2p.asRange(editor.selection) } : {}),
+    instruction,
+    targets,
+  });
+}
+
+/** The instruction input box (the last instruction pre-filled); undefined when dismissed or blank. */
+async function askInstruction(prompt: string): Promise<string | undefined> {
+  const instruction = await vscode.window.showInputBox({
+    title: "Refactor with Prediction",
+    prompt,
+    placeHolder: "e.g. rename data to content",
+    value: lastInstruction,
+    ignoreFocusOut: true,
+  });
+  if (!instruction?.trim()) return undefined;
+  lastInstruction = instruction;
+  return instruction.trim();
 }
 
 /** "Cancel Refactor": the active document's refactor, or every running one. */

@@ -3,7 +3,7 @@ import * as path from "path";
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import { createClient, SECTION, serverOptions } from "./client";
-import { cancel, refactorWithPrediction, showStats } from "./commands";
+import { cancel, refactorEach, refactorWithPrediction, showStats } from "./commands";
 import { CANCEL, RefactorStatus, SHOW_STATS } from "./status";
 
 let client: LanguageClient | undefined;
@@ -25,6 +25,8 @@ export function activate(context: vscode.ExtensionContext): Promise<void> {
     output,
     status,
     command("refactorLsp.vscode.refactorWithPrediction", async () => refactorWithPrediction(await ready())),
+    command("refactorLsp.vscode.refactorEachInFile", async () => refactorEach(await ready(), "file")),
+    command("refactorLsp.vscode.refactorEachInSelection", async () => refactorEach(await ready(), "selection")),
     command(CANCEL, async () => cancel(await ready(), status)),
     command(SHOW_STATS, async () => showStats(await ready())),
     command("refactorLsp.vscode.restartServer", () => restart("restart requested")),

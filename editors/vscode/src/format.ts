@@ -28,6 +28,31 @@ export interface RefactorStats {
   summary: string;
   /** The server's short text for a status bar: `196 tok/s · 88% accepted`, or `0.42 s · no prediction`. */
   status_text: string;
+  /** A batch's record only (`refactorLsp.refactorEach`): its totals and every definition's outcome. */
+  batch?: BatchRecord;
+}
+
+/** `batch` of a batch's stats record (lsp_server/batch_stats.py `batch_record`). */
+export interface BatchRecord {
+  totals: {
+    targets: number;
+    /** how many definitions ended in each outcome (`applied`, `refused`, `stale`, ...), those that occur */
+    outcomes: Record<string, number>;
+    concurrency: number;
+    wall_ms: number;
+    /** the definitions' latencies added up: what each waited while the others ran */
+    latency_sum_ms: number;
+  };
+  targets: BatchTarget[];
+}
+
+export interface BatchTarget {
+  file: string;
+  definition: string;
+  kind: string;
+  lines: [number, number];
+  outcome: string;
+  reason: string | null;
 }
 
 /** The `refactorLsp/progress` notification's params: a running refactor's live figures. */
@@ -41,6 +66,9 @@ export interface RefactorProgress {
   tokens_per_s: number | null;
   /** The `$/progress` report's text, for display only: the figures are the fields above. */
   message: string;
+  /** A batch's progress only: definitions finished (however they ended), and how many in all. */
+  done?: number;
+  total?: number;
 }
 
 /** One mode of one backend in the `refactorLsp.showStats` reply. */
@@ -67,24 +95,37 @@ export function statusText(stats: RefactorStats): string {
   return `$(${stats.applied === false ? "circle-slash" : "zap"}) ${stats.status_text}`;
 }
 
-/** `42% · 180 tok/s`: a running refactor's percentage and live speed, from the progress fields. */
+/** `42% · 180 tok/s`: a running refactor's percentage and live speed, from the progress fields; a
+ *  batch's starts with the definitions done, `3/12 · 42% · 310 tok/s` (its rate: the running ones together). */
 export function progressText(progress: RefactorProgress): string {
   const parts = [`${progress.percentage}%`];
+  if (present(progress.total) && present(progress.done)) parts.unshift(`${progress.done}/${progress.total}`);
   if (present(progress.tokens_per_s)) parts.push(`${Math.round(progress.tokens_per_s)} tok/s`);
   return parts.join(" · ");
 }
 
-/** Markdown for the status bar item's tooltip: every figure of the last refactor. */
+/** Markdown for the status bar item's tooltip: every figure of the last refactor (or batch). */
 export function statusTooltip(stats: RefactorStats): string {
   const rows: [string, string][] = [];
+  const batch = stats.batch;
   if (stats.action) rows.push(["Action", stats.action]);
-  rows.push(["Latency", seconds(stats.latency_ms)]);
+  if (batch) {
+    const { totals } = batch;
+    const outcomes = Object.entries(totals.outcomes).map(([name, n]) => `${n} ${name}`);
+    rows.push(["Definitions", `${totals.targets}: ${outcomes.join(", ")}`]);
+    rows.push(["Wall time", `${seconds(totals.wall_ms)}, ${Math.min(totals.concurrency, totals.targets)} at a time`]);
+    if (totals.latency_sum_ms) rows.push(["Latencies added up", seconds(totals.latency_sum_ms)]);
+  } else {
+    rows.push(["Latency", seconds(stats.latency_ms)]);
+  }
   if (present(stats.ttft_ms)) rows.push(["Time to first token", seconds(stats.ttft_ms)]);
   if (present(stats.completion_tokens)) {
     const prompt = present(stats.prompt_tokens) ? ` (prompt ${stats.prompt_tokens})` : "";
     rows.push(["Tokens", `${stats.completion_tokens}${prompt}`]);
   }
-  if (present(stats.tokens_per_s)) rows.push(["Speed", `${stats.tokens_per_s.toFixed(0)} tok/s`]);
+  if (present(stats.tokens_per_s)) {
+    rows.push(["Speed", `${stats.tokens_per_s.toFixed(0)} tok/s${batch ? " together" : ""}`]);
+  }
   if (!stats.prediction) {
     rows.push(["Prediction", "not sent"]);
   } else if (present(stats.acceptance_rate)) {
@@ -100,12 +141,27 @@ export function statusTooltip(stats: RefactorStats): string {
   rows.push(["Backend", `${stats.backend} (${stats.model})`]);
   if (stats.served_by && stats.served_by !== stats.backend) rows.push(["Served by", stats.served_by]);
   if (stats.scope) rows.push(["Scope", stats.scope]);
-  rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
+  if (batch) {
+    const applied = stats.applied === true ? "every definition" : stats.applied === false ? "none" : "some";
+    rows.push(["Applied", applied]);
+    const failed = batch.targets.filter((t) => !SUCCEEDED.includes(t.outcome));
+    for (const target of failed.slice(0, LISTED_FAILURES)) {
+      rows.push([`Not applied: ${target.definition}`, `${target.outcome}${target.reason ? `: ${target.reason}` : ""}`]);
+    }
+    if (failed.length > LISTED_FAILURES) rows.push(["Not applied", `and ${failed.length - LISTED_FAILURES} more`]);
+  } else {
+    rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
+  }
   if (stats.notes?.length) rows.push(["Notes", stats.notes.join("; ")]);
   const cell = (text: string): string => text.replace(/\|/g, "\\|");
   const table = rows.map(([k, v]) => `| ${k} | ${cell(v)} |`).join("\n");
-  return `**Last refactor**\n\n| | |\n|---|---|\n${table}\n\nClick for the statistics of all refactors.`;
+  const title = batch ? "Last batch" : "Last refactor";
+  return `**${title}**\n\n| | |\n|---|---|\n${table}\n\nClick for the statistics of all refactors.`;
 }
+
+/** A batch definition's outcomes that count as done (lsp_server/batch.py `SUCCEEDED`). */
+const SUCCEEDED = ["applied", "edit", "unchanged"];
+const LISTED_FAILURES = 5; // in the tooltip; the final message lists the first ones too
 
 /** Quick pick rows for `refactorLsp.showStats`: one per backend and mode. */
 export function statsRows(reply: StatsReply): { label: string; description: string; detail?: string }[] {

@@ -33,17 +33,20 @@ export const REFACTOR_SETTINGS: readonly string[] = [
   "contextChars",
   "maxRegionChars",
   "maxFileChars",
+  "concurrency",
   "preview",
 ];
 
-/** `refactor`'s ceilings on what one refactor sends and may be billed for (the server's COST_CEILINGS):
- *  an untrusted workspace may only lower them below the user's own values. */
+/** `refactor`'s ceilings on what one refactor sends and may be billed for, and on how many a batch has
+ *  in flight at once (a load on the user's backend and its rate limit): the server's COST_CEILINGS.
+ *  An untrusted workspace may only lower them below the user's own values. */
 export const REFACTOR_CEILINGS: readonly string[] = [
   "maxTokens",
   "contextChars",
   "maxRegionChars",
   "maxFileChars",
   "maxRetries",
+  "concurrency",
 ];
 
 /** `maxTokens` 0 sizes the limit from the region, never below this (the server's MIN_AUTO_MAX_TOKENS):

@@ -6,6 +6,9 @@
 // last steps open an untrusted folder whose .vscode/settings.json and .refactor-lsp.toml point the
 // user's backend at another host (a loopback listener that records every connection) and raise the
 // user's refactor.maxTokens (a recording proxy in front of the fake backend shows what it was asked).
+// Before them, the batch steps (refactorLsp.refactorEach): one instruction for each of a dozen
+// functions as ONE edit that one undo takes back, the selection's code action, and a folder with
+// refactor.preview on, where the Refactor Preview lists one change per definition to accept or not.
 //
 //   bash scripts/setup-test-env.sh && npm run package && node test/e2e.mjs
 //
@@ -51,6 +54,15 @@ def shout(words):
 `;
 const RENAMED = SAMPLE.replace("data = open", "content = open").replace("return data.", "return content.");
 const norm = (text) => text.replace(/\s+$/, "");
+
+// The batch steps: one instruction for each of a dozen functions (refactorLsp.refactorEach).
+const fn = (n, name = "total") => `def f${n}(value):\n    ${name} = value + ${n}\n    return ${name}\n`;
+const functions = (count, renamed = () => false) =>
+  Array.from({ length: count }, (_, n) => fn(n, renamed(n) ? "result" : "total")).join("\n\n");
+const TWELVE = `"""Twelve functions for the batch steps."""\n\n\n${functions(12)}`;
+const TWELVE_RENAMED = TWELVE.replaceAll("total", "result");
+const THREE = functions(3);
+const RENAME_TOTAL = "rename total to result";
 
 /** A host a hostile repository points the backend at: counts every connection, keeps what it was sent,
  *  and answers HTTP 503 so a refactor routed here fails fast. */
@@ -161,8 +173,11 @@ async function palette(page, command) {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible", timeout: WAIT });
   await input.fill(`>${command}`);
-  await page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: command }).first().waitFor({ timeout: WAIT });
-  await page.keyboard.press("Enter");
+  // The row that shows `command`, clicked: Enter would run the top row, which may be another command
+  // sharing its words ("Refactor with Prediction: Each Definition in This File..." for "Refactor with Prediction...").
+  const row = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: command }).first();
+  await row.waitFor({ timeout: WAIT });
+  await row.click();
 }
 
 /** The instruction input box of "Refactor with Prediction..." (its title, visible). */
@@ -215,6 +230,43 @@ async function watchProgress(page) {
 }
 const seenProgress = (page) => page.evaluate(() => [...window.__seen]);
 
+/** The Refactor Preview of an edit whose changes need confirmation (one change annotation per
+ *  definition): every change listed under its definition's label, none ticked; tick those of `accept`
+ *  (labels), apply, and return the labels listed. */
+async function previewAccept(page, accept) {
+  const panel = page.locator(".bulk-edit-panel");
+  const rows = panel.locator(".monaco-list-row").filter({ has: page.locator(".monaco-tl-contents.textedit") });
+  await rows.first().waitFor({ timeout: WAIT });
+  await page.screenshot({ path: path.join(RESULTS, "refactor-preview.png") });
+  const listed = await rows.evaluateAll((els) =>
+    els.map((el) => ({ label: el.querySelector(".textedit > [title]")?.getAttribute("title"), checked: el.querySelector(".edit-checkbox")?.getAttribute("aria-checked") })),
+  );
+  if (listed.some((row) => row.checked !== "false")) throw new Error(`a change was ticked before the user chose: ${JSON.stringify(listed)}`);
+  for (const label of accept) {
+    const row = rows.filter({ has: page.locator(`[title="${label}"]`) }).first();
+    await row.locator(".edit-checkbox").click();
+    await until(`${label} ticked`, async () => (await row.locator(".edit-checkbox").getAttribute("aria-checked")) === "true");
+  }
+  await page.screenshot({ path: path.join(RESULTS, "refactor-preview-chosen.png") });
+  await panel.locator(".buttons .monaco-button").filter({ hasText: "Apply" }).first().click();
+  await rows.first().waitFor({ state: "hidden", timeout: WAIT });
+  return listed.map((row) => row.label);
+}
+
+/** Every `workspace/applyEdit` the extension's client received, from its log (src/client.ts logs each one). */
+function applyEditsReceived(userData) {
+  const logs = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith("Refactor LSP.log")) logs.push(full);
+    }
+  };
+  walk(path.join(userData, "logs"));
+  return logs.flatMap((file) => fs.readFileSync(file, "utf8").split("\n")).filter((line) => line.includes("[info] workspace/applyEdit ")).length;
+}
+
 async function until(what, check, ms = WAIT) {
   const deadline = Date.now() + ms;
   let last;
@@ -262,6 +314,13 @@ async function main() {
   fs.mkdirSync(workspace, { recursive: true });
   const samplePath = path.join(workspace, "sample.py");
   fs.writeFileSync(samplePath, SAMPLE);
+  const twelvePath = path.join(workspace, "twelve.py");
+  fs.writeFileSync(twelvePath, TWELVE);
+  const previewProject = path.join(TMP, "preview-project");
+  fs.mkdirSync(path.join(previewProject, ".vscode"), { recursive: true });
+  fs.writeFileSync(path.join(previewProject, ".vscode/settings.json"), JSON.stringify({ "refactorLsp.refactor.preview": true }));
+  const threePath = path.join(previewProject, "three.py");
+  fs.writeFileSync(threePath, THREE);
 
   // A repository the user has not trusted: it points the user's backend `fake` at its own host, in
   // every way a folder can: the restricted setting itself (VS Code drops it), a dotted key reaching
@@ -300,6 +359,7 @@ async function main() {
         "refactorLsp.defaultBackend": "fake",
         "refactorLsp.backends": { fake: { type: "openai", baseUrl: recorder.url, model: "fake-model" } },
         "refactorLsp.refactor.maxTokens": USER_MAX_TOKENS,
+        "refactorLsp.actions": [{ id: "rename-total", title: "Rename total to result", instruction: RENAME_TOTAL }],
         "refactorLsp.trace.server": "messages",
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
@@ -469,6 +529,99 @@ async function main() {
       await until("the spinner gone", async () => /^\d+ tok\/s · \d+% accepted$/.test((await statusItem(page).first().innerText()).trim()));
       await page.screenshot({ path: path.join(RESULTS, "success.png") });
       await page.keyboard.press("Control+S"); // nothing unsaved when the window goes
+    });
+
+    await step("Each Definition in This File (Ctrl+Alt+Shift+R): a dozen functions at once, ONE edit, one undo restores the file", async () => {
+      await openFile(page, "twelve.py");
+      await until("twelve.py in the editor", async () => (await editorText(page)).includes("def f0(value):") || (await editorText(page)));
+      await page.locator(".editor-instance .view-line").filter({ hasText: "total = value + 1" }).first().click(); // no selection
+      await page.mouse.move(10, 500);
+      await watchProgress(page);
+      const asked = recorder.requests.length;
+      const edits = applyEditsReceived(userData);
+      await page.keyboard.press("Control+Alt+Shift+R");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget").filter({ hasText: "each definition in this file" }).waitFor({ timeout: WAIT });
+      await page.locator(".quick-input-widget input").fill(RENAME_TOTAL);
+      await page.keyboard.press("Enter");
+      await toast(page, /refactor-lsp: 12 definitions: 12 applied · [\d.]+ s, \d+ at a time .* tok\/s together/).first().waitFor({ timeout: 60_000 });
+      await page.keyboard.press("Control+S");
+      await until("every function renamed, on disk", () => fs.readFileSync(twelvePath, "utf8") === TWELVE_RENAMED || fs.readFileSync(twelvePath, "utf8"));
+      if (recorder.requests.length - asked !== 12) throw new Error(`${recorder.requests.length - asked} requests for 12 functions`);
+      // ONE workspace/applyEdit for the twelve (the client's trace logs every request it receives).
+      await until("the applyEdit in the client's log", () => applyEditsReceived(userData) > edits);
+      if (applyEditsReceived(userData) - edits !== 1) throw new Error(`${applyEditsReceived(userData) - edits} applyEdit requests for one batch`);
+      const seen = await seenProgress(page);
+      if (!seen.some((s) => s.startsWith("toast:") && s.includes("Refactor with prediction: rename total to result, each of 12 definitions in the file"))) {
+        throw new Error(`no batch progress notification was shown: ${JSON.stringify(seen)}`);
+      }
+      if (!seen.some((s) => /^status:.*refactor… \d+\/12 · \d+%/.test(s))) throw new Error(`no batch spinner in the status bar: ${JSON.stringify(seen)}`);
+      const item = statusItem(page).first();
+      await until("the batch's figures in the status bar", async () => /^12\/12 · \d+ tok\/s together · \d+% accepted$/.test((await item.innerText()).trim()) || (await item.innerText()));
+      await item.hover();
+      const hover = page.locator(".workbench-hover, .monaco-hover").filter({ hasText: "Last batch" }).first();
+      await hover.waitFor({ timeout: WAIT });
+      const tip = await hover.innerText();
+      for (const part of ["12: 12 applied", "at a time", "Latencies added up", "tok/s together"]) {
+        if (!tip.includes(part)) throw new Error(`the batch tooltip lacks ${part}: ${tip}`);
+      }
+      await page.screenshot({ path: path.join(RESULTS, "batch-file.png") });
+      await page.mouse.move(700, 300);
+      // One undo takes the whole batch back.
+      await page.locator(".editor-instance .view-line").filter({ hasText: "result = value + 1" }).first().click();
+      await page.keyboard.press("Control+Z");
+      await page.keyboard.press("Control+S");
+      await until("one undo restored the file, on disk", () => fs.readFileSync(twelvePath, "utf8") === TWELVE || fs.readFileSync(twelvePath, "utf8"));
+    });
+
+    await step("a selection over three functions offers the code action for each of them; Ctrl+Alt+Shift+R on a selection", async () => {
+      await page.locator(".editor-instance .view-line").filter({ hasText: "total = value + 2" }).first().click();
+      await page.locator(".editor-instance .view-line").filter({ hasText: "total = value + 4" }).first().click({ modifiers: ["Shift"] });
+      await page.keyboard.press("Control+."); // the code-action menu, asked for this selection
+      const title = "Refactor with prediction: Rename total to result, each of the 3 definitions in the selection";
+      const action = page.locator(".action-widget .monaco-list-row").filter({ hasText: title }).first();
+      await action.waitFor({ timeout: WAIT });
+      await page.screenshot({ path: path.join(RESULTS, "batch-selection-action.png") });
+      await action.click();
+      await toast(page, /refactor-lsp: 3 definitions: 3 applied/).first().waitFor({ timeout: WAIT });
+      await page.keyboard.press("Control+S");
+      const expected = `"""Twelve functions for the batch steps."""\n\n\n${functions(12, (n) => n >= 2 && n <= 4)}`;
+      await until("f2, f3 and f4 renamed, on disk", () => fs.readFileSync(twelvePath, "utf8") === expected || fs.readFileSync(twelvePath, "utf8"));
+      // The same key with a selection: each definition in the selection (f5 and f6).
+      await page.locator(".editor-instance .view-line").filter({ hasText: "def f5(value)" }).first().click();
+      await page.locator(".editor-instance .view-line").filter({ hasText: "total = value + 6" }).first().click({ modifiers: ["Shift"] });
+      await page.keyboard.press("Control+Alt+Shift+R");
+      await page.locator(".quick-input-widget").filter({ hasText: "each definition in the selection" }).waitFor({ timeout: WAIT });
+      await page.locator(".quick-input-widget input").fill(RENAME_TOTAL);
+      await page.keyboard.press("Enter");
+      await toast(page, /refactor-lsp: 2 definitions: 2 applied/).first().waitFor({ timeout: WAIT });
+      await page.keyboard.press("Control+S");
+      const more = `"""Twelve functions for the batch steps."""\n\n\n${functions(12, (n) => n >= 2 && n <= 6)}`;
+      await until("f5 and f6 renamed too, on disk", () => fs.readFileSync(twelvePath, "utf8") === more || fs.readFileSync(twelvePath, "utf8"));
+    });
+
+    await step("with refactor.preview on, the Refactor Preview lists each definition; one left unticked stays as it was", async () => {
+      // A folder whose settings turn the preview on (set before VS Code opens it: a settings file written
+      // while it runs takes effect only once its file watcher notices).
+      await page.close();
+      page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(previewProject)}`);
+      await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      await answerTrustPrompt(page, true);
+      await statusItem(page).first().waitFor({ timeout: 60_000 });
+      await openFile(page, "three.py");
+      await until("three.py in the editor", async () => (await editorText(page)).includes("def f2(value):") || (await editorText(page)));
+      await page.locator(".editor-instance .view-line").filter({ hasText: "total = value + 1" }).first().click();
+      await palette(page, "Refactor with Prediction: Each Definition in This File...");
+      await instructionBox(page);
+      await page.locator(".quick-input-widget input").fill(RENAME_TOTAL);
+      await page.keyboard.press("Enter");
+      const listed = await previewAccept(page, ["function `f0` (lines 1-3)", "function `f2` (lines 11-13)"]);
+      const labels = ["function `f0` (lines 1-3)", "function `f1` (lines 6-8)", "function `f2` (lines 11-13)"];
+      if (JSON.stringify(listed) !== JSON.stringify(labels)) throw new Error(`the preview's changes: ${JSON.stringify(listed)}`);
+      await page.keyboard.press("Control+S");
+      const expected = functions(3, (n) => n !== 1);
+      await until("f0 and f2 renamed, f1 as it was, on disk", () => fs.readFileSync(threePath, "utf8") === expected || fs.readFileSync(threePath, "utf8"));
     });
 
     await step("in an untrusted folder, its settings cannot send code elsewhere: the user's backend refactors", async () => {

@@ -15,11 +15,13 @@
 local M = {}
 
 local api = vim.api
+local ranges = require('refactor_lsp.ranges')
 
 M.name = 'refactor_lsp'
 M.kind = 'refactor.rewrite.prediction'
 
 local REFACTOR = 'refactorLsp.refactor'
+local REFACTOR_EACH = 'refactorLsp.refactorEach' -- one instruction for each definition, at once, as one edit
 local CANCEL = 'refactorLsp.cancel'
 local SHOW_STATS = 'refactorLsp.showStats'
 local TOKEN_PREFIX = 'refactor-lsp/'
@@ -27,6 +29,7 @@ local TOKEN_PREFIX = 'refactor-lsp/'
 ---@class refactor_lsp.Keymaps
 ---@field prompt? string|false  free-form instruction prompt (normal and visual mode)
 ---@field actions? string|false code-action menu filtered to refactor.rewrite.prediction
+---@field each? string|false    one instruction for each definition: of the file (normal), of the selection (visual)
 
 ---@class refactor_lsp.Options
 ---@field cmd? string[]                  the server command (default: { 'refactor-lsp' })
@@ -40,7 +43,7 @@ local TOKEN_PREFIX = 'refactor-lsp/'
 local defaults = {
   cmd = nil,
   settings = nil,
-  keymaps = { prompt = '<leader>rp', actions = '<leader>ra' },
+  keymaps = { prompt = '<leader>rp', actions = '<leader>ra', each = '<leader>re' },
   enable = true,
   lsp = {},
   prompt = 'Refactor (instruction): ',
@@ -50,7 +53,7 @@ M.options = vim.deepcopy(defaults)
 
 -- Progress of running refactors (by progress token) and the last outcome, for the statusline.
 local state = {
-  running = {}, ---@type table<string, {percentage?: integer, rate?: number, seq: integer, client_id?: integer}>
+  running = {}, ---@type table<string, {percentage?: integer, rate?: number, done?: integer, total?: integer, seq: integer, client_id?: integer}>
   seq = 0,
   last = nil, ---@type {stats?: table, status?: string, message?: string}?
 }
@@ -111,53 +114,15 @@ local function no_client()
   )
 end
 
---- An LSP position for a byte column of a buffer line, in the client's position encoding.
-local function position(bufnr, row, col, encoding)
-  local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
-  col = math.max(0, math.min(col, #line))
-  return { line = row, character = vim.str_utfindex(line, encoding, col, false) }
-end
-
-local function line_end(bufnr, row, encoding)
-  local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
-  return position(bufnr, row, #line, encoding)
-end
-
---- An LSP range from 1-based rows and 1-based byte columns; `linewise` takes whole lines.
-local function region_range(bufnr, srow, scol, erow, ecol, linewise, encoding)
-  if erow < srow or (erow == srow and ecol < scol) then
-    srow, scol, erow, ecol = erow, ecol, srow, scol
-  end
-  if linewise then
-    return { start = { line = srow - 1, character = 0 }, ['end'] = line_end(bufnr, erow - 1, encoding) }
-  end
-  local last = api.nvim_buf_get_lines(bufnr, erow - 1, erow, false)[1] or ''
-  local stop = #last
-  if ecol <= #last then
-    stop = ecol + vim.str_utf_end(last, ecol) -- end is exclusive: after the last selected character
-  end
-  return { start = position(bufnr, srow - 1, scol - 1, encoding), ['end'] = position(bufnr, erow - 1, stop, encoding) }
-end
-
---- The range of the visual selection while still in visual mode, else nil.
-local function visual_range(bufnr, encoding)
-  local mode = api.nvim_get_mode().mode
-  if not (mode == 'v' or mode == 'V' or mode == '\22') then
-    return nil
-  end
-  local a, b = vim.fn.getpos('v'), vim.fn.getpos('.')
-  api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
-  return region_range(bufnr, a[2], a[3], b[2], b[3], mode ~= 'v', encoding)
-end
-
---- The cursor as an empty range: the server rewrites the enclosing block.
-local function cursor_range(bufnr, encoding)
-  local row, col = unpack(api.nvim_win_get_cursor(0))
-  local pos = position(bufnr, row - 1, col, encoding)
-  return { start = pos, ['end'] = vim.deepcopy(pos) }
-end
-
 -- Running a refactor -------------------------------------------------------------------------
+
+local function execute(command, arguments, bufnr)
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  client:request('workspace/executeCommand', { command = command, arguments = arguments }, M._on_command_result, bufnr)
+end
 
 --- Run `refactorLsp.refactor` with a free-form instruction.
 ---@param instruction string
@@ -169,16 +134,26 @@ function M.refactor(instruction, range, bufnr)
   if not client then
     return no_client()
   end
-  range = range or cursor_range(bufnr, client.offset_encoding)
-  local params = {
-    command = REFACTOR,
-    arguments = { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } },
-  }
-  client:request('workspace/executeCommand', params, M._on_command_result, bufnr)
+  range = range or ranges.cursor(bufnr, client.offset_encoding)
+  execute(REFACTOR, { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } }, bufnr)
 end
 
---- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor.
----@param opts? {instruction?: string, range?: lsp.Range}
+--- Run `refactorLsp.refactorEach`: `instruction` for each definition `range` touches, or without a
+--- range each definition of the file, each its own refactor, all at once; the server applies them as
+--- ONE edit (one undo) and reports them in one message.
+---@param instruction string
+---@param range? lsp.Range
+---@param bufnr? integer
+function M.refactor_each(instruction, range, bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local batch = { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction }
+  batch.targets = range and 'selection' or 'file'
+  execute(REFACTOR_EACH, { batch }, bufnr)
+end
+
+--- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor;
+--- with `each`, each definition of the selection, or of the file when nothing is selected.
+---@param opts? {instruction?: string, range?: lsp.Range, each?: boolean}
 function M.prompt(opts)
   opts = opts or {}
   local bufnr = api.nvim_get_current_buf()
@@ -186,16 +161,24 @@ function M.prompt(opts)
   if not client then
     return no_client()
   end
-  local range = opts.range or visual_range(bufnr, client.offset_encoding) or cursor_range(bufnr, client.offset_encoding)
+  local range = opts.range or ranges.visual(bufnr, client.offset_encoding)
+  if not range and not opts.each then
+    range = ranges.cursor(bufnr, client.offset_encoding)
+  end
+  local refactor = opts.each and M.refactor_each or M.refactor
   local function run(instruction)
     if instruction and instruction:match('%S') then
-      M.refactor(vim.trim(instruction), range, bufnr)
+      refactor(vim.trim(instruction), range, bufnr)
     end
   end
   if opts.instruction and opts.instruction:match('%S') then
     return run(opts.instruction)
   end
-  vim.ui.input({ prompt = M.options.prompt or defaults.prompt }, run)
+  local prompt = M.options.prompt or defaults.prompt
+  if opts.each then
+    prompt = ('Refactor each definition of the %s (instruction): '):format(range and 'selection' or 'file')
+  end
+  vim.ui.input({ prompt = prompt }, run)
 end
 
 --- The code-action menu, showing only refactor-lsp's actions (uses the selection in visual mode).
@@ -203,34 +186,17 @@ function M.code_actions()
   vim.lsp.buf.code_action({ context = { only = { M.kind } } })
 end
 
---- `:[range]RefactorPredict [instruction]`
+--- `:[range]RefactorPredict [instruction]`; with `each`, `:[range]RefactorEach [instruction]`: each
+--- definition of the range's lines, or of the file without a range.
 ---@param cmd vim.api.keyset.create_user_command.command_args
-function M.command(cmd)
+---@param each? boolean
+function M.command(cmd, each)
   local bufnr = api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
-  local range
-  if cmd.range > 0 then
-    local enc = client.offset_encoding
-    local s, e = api.nvim_buf_get_mark(bufnr, '<'), api.nvim_buf_get_mark(bufnr, '>')
-    if vim.fn.visualmode() == 'v' and s[1] == cmd.line1 and e[1] == cmd.line2 then
-      -- `:'<,'>` after a characterwise selection: exactly the selected characters.
-      range = region_range(bufnr, s[1], s[2] + 1, e[1], e[2] + 1, false, enc)
-    else
-      range = region_range(bufnr, cmd.line1, 1, cmd.line2, 1, true, enc)
-    end
-  end
-  M.prompt({ instruction = cmd.args, range = range })
-end
-
-local function execute(command, arguments, bufnr)
-  local client = M.client(bufnr)
-  if not client then
-    return no_client()
-  end
-  client:request('workspace/executeCommand', { command = command, arguments = arguments }, M._on_command_result, bufnr)
+  M.prompt({ instruction = cmd.args, range = ranges.command(bufnr, cmd, client.offset_encoding), each = each })
 end
 
 --- Cancel the refactor running on the current buffer (`all`: on every buffer).
@@ -262,7 +228,7 @@ function M._on_command_result(err, result, ctx)
     vim.notify(('refactor-lsp: %s failed: %s'):format(command or 'command', err.message), vim.log.levels.ERROR)
     return
   end
-  if command ~= REFACTOR or type(result) ~= 'table' then
+  if (command ~= REFACTOR and command ~= REFACTOR_EACH) or type(result) ~= 'table' then
     return
   end
   local status = result.status
@@ -309,6 +275,8 @@ function M._on_progress(_, params, ctx)
   local entry = running(params.token, ctx and ctx.client_id)
   entry.percentage = number(params.percentage) or entry.percentage
   entry.rate = number(params.tokens_per_s) or entry.rate
+  entry.done = number(params.done) or entry.done -- a batch's: definitions finished, of `total`
+  entry.total = number(params.total) or entry.total
   redraw()
 end
 
@@ -355,6 +323,7 @@ api.nvim_create_autocmd('LspDetach', {
 
 local OUTCOMES = {
   unchanged = 'no changes',
+  partial = 'partly applied',
   stale = 'stale, not applied',
   rejected = 'not applied',
   ['not applied'] = 'not applied',
@@ -365,7 +334,7 @@ local OUTCOMES = {
 
 --- The running refactor's progress and the last refactor's outcome, for statusline components.
 ---@alias refactor_lsp.Last {status?: string, message?: string, stats?: table}
----@return {running: boolean, percentage?: integer, rate?: number, last?: refactor_lsp.Last}
+---@return {running: boolean, percentage?: integer, rate?: number, done?: integer, total?: integer, last?: refactor_lsp.Last}
 function M.status()
   local current
   for _, entry in pairs(state.running) do
@@ -375,18 +344,24 @@ function M.status()
   end
   local last = state.last and { status = state.last.status, message = state.last.message, stats = state.last.stats }
   if current then
-    return { running = true, percentage = current.percentage, rate = current.rate, last = last }
+    local s = { running = true, percentage = current.percentage, rate = current.rate, last = last }
+    s.done, s.total = current.done, current.total
+    return s
   end
   return { running = false, last = last }
 end
 
---- `⟳ refactor 42% 180 tok/s` while running (the progress fields); `refactor 196 tok/s · 88% accepted`
---- after (the server's `status_text`), with the outcome when nothing was applied.
+--- `⟳ refactor 42% 180 tok/s` while running (the progress fields; a batch's with the definitions done,
+--- `⟳ refactor 3/12 42% 310 tok/s`); `refactor 196 tok/s · 88% accepted` after (the server's
+--- `status_text`), with the outcome when nothing was applied.
 ---@return string
 function M.statusline()
   local s = M.status()
   if s.running then
     local parts = { '⟳ refactor' }
+    if s.total and s.done then
+      parts[#parts + 1] = ('%d/%d'):format(s.done, s.total)
+    end
     if s.percentage then
       parts[#parts + 1] = ('%d%%'):format(s.percentage)
     end
@@ -421,6 +396,11 @@ local function set_keymaps(bufnr)
   end
   if keys.actions then
     vim.keymap.set({ 'n', 'x' }, keys.actions, M.code_actions, { buffer = bufnr, desc = 'refactor-lsp: actions' })
+  end
+  if keys.each then
+    vim.keymap.set({ 'n', 'x' }, keys.each, function()
+      M.prompt({ each = true })
+    end, { buffer = bufnr, desc = 'refactor-lsp: one instruction for each definition (file, or selection)' })
   end
 end
 

@@ -49,6 +49,73 @@ test("progress text reads the fields, never the message", () => {
   assert.equal(progressText({ ...progress, tokens_per_s: null }), "42%");
 });
 
+test("a batch's progress leads with the definitions done", () => {
+  const progress = {
+    token: "refactor-lsp/2",
+    uri: "file:///a.py",
+    percentage: 40,
+    generated_chars: 900,
+    predicted_chars: 2400,
+    elapsed_s: 1.5,
+    tokens_per_s: 310.2,
+    message: "3 of 12 done · running f3, f4 · 999 tok/s together on fake",
+    done: 3,
+    total: 12,
+  };
+  assert.equal(progressText(progress), "3/12 · 40% · 310 tok/s");
+  assert.equal(progressText({ ...progress, done: 0, tokens_per_s: null }), "0/12 · 40%");
+});
+
+/** A batch's record as lsp_server/batch_stats.py `batch_record` makes it (12 definitions, one refused). */
+const batchStats: RefactorStats = {
+  ...stats,
+  scope: "each definition",
+  latency_ms: 4200,
+  ttft_ms: null,
+  tokens_per_s: 310.4,
+  applied: null,
+  summary: "12 definitions: 11 applied, 1 refused · 4.2 s, 4 at a time (their latencies add up to 15.9 s) · ...",
+  status_text: "11/12 · 310 tok/s together · 88% accepted",
+  batch: {
+    totals: {
+      targets: 12,
+      outcomes: { applied: 11, refused: 1 },
+      concurrency: 4,
+      wall_ms: 4200,
+      latency_sum_ms: 15_900,
+    },
+    targets: [
+      { file: "file:///a.py", definition: "f0", kind: "function", lines: [4, 6], outcome: "applied", reason: null },
+      {
+        file: "file:///a.py",
+        definition: "f3",
+        kind: "function",
+        lines: [19, 21],
+        outcome: "refused",
+        reason: "the model's answer was cut off | at the token limit",
+      },
+    ],
+  },
+};
+
+test("a batch's tooltip: its totals, wall time against the latencies added up, what was not applied", () => {
+  const tip = statusTooltip(batchStats);
+  for (const part of [
+    "**Last batch**",
+    "| Definitions | 12: 11 applied, 1 refused |",
+    "| Wall time | 4.20 s, 4 at a time |",
+    "| Latencies added up | 15.9 s |",
+    "| Speed | 310 tok/s together |",
+    "| Applied | some |",
+    "| Not applied: f3 | refused: the model's answer was cut off \\| at the token limit |",
+  ]) {
+    assert.ok(tip.includes(part), `${part} in ${tip}`);
+  }
+  assert.ok(!tip.includes("| Latency |") && !tip.includes("Not applied: f0"), tip);
+  assert.ok(statusTooltip({ ...batchStats, applied: true }).includes("| Applied | every definition |"));
+  assert.equal(statusText(batchStats), "$(zap) 11/12 · 310 tok/s together · 88% accepted");
+});
+
 test("tooltip lists every figure", () => {
   const tip = statusTooltip(stats);
   for (const part of [

@@ -77,6 +77,16 @@ test("after: the server's status_text with the icon, and its figures in the tool
   assert.equal(item.text, "$(circle-slash) 123 tok/s · 45% accepted");
 });
 
+test("a batch: the spinner shows the definitions done, and after, its status_text", () => {
+  const { status, item } = statusBar();
+  status.begin(URI);
+  status.report({ ...progress, percentage: 40, tokens_per_s: 310.2, done: 3, total: 12 });
+  assert.equal(item.text, "$(sync~spin) refactor… 3/12 · 40% · 310 tok/s");
+  status.stats({ ...stats, applied: null, status_text: "11/12 · 310 tok/s together · 88% accepted" });
+  status.end(URI);
+  assert.equal(item.text, "$(zap) 11/12 · 310 tok/s together · 88% accepted");
+});
+
 test("a new refactor starts without the previous one's figures", () => {
   const { status, item } = statusBar();
   status.begin(URI);

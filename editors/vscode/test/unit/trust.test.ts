@@ -106,8 +106,16 @@ const raised = {
   maxRegionChars: 10_000_000,
   maxFileChars: 100_000_000,
   maxRetries: 50,
+  concurrency: 32,
 };
-const mine = { maxTokens: 2000, contextChars: 30_000, maxRegionChars: 50_000, maxFileChars: 1_000_000, maxRetries: 1 };
+const mine = {
+  maxTokens: 2000,
+  contextChars: 30_000,
+  maxRegionChars: 50_000,
+  maxFileChars: 1_000_000,
+  maxRetries: 1,
+  concurrency: 2,
+};
 
 /** What the server is sent for one ceiling `key` the workspace sets to `value`, under the user's `own`. */
 const sent = (key: string, value: unknown, own: unknown): unknown => {
@@ -118,7 +126,7 @@ const sent = (key: string, value: unknown, own: unknown): unknown => {
 test("the ceilings are the server's COST_CEILINGS, each a declared refactor setting", () => {
   const declared = contributed.filter((k) => k.startsWith("refactorLsp.refactor.")).map((k) => k.split(".")[2]);
   assert.deepEqual([...REFACTOR_SETTINGS].sort(), declared.sort());
-  const costs = /COST_CEILINGS = frozenset\(\{([^}]*)\}\)/.exec(schema)?.[1];
+  const costs = /COST_CEILINGS = frozenset\(\s*\{([^}]*)\}\s*\)/.exec(schema)?.[1]; // one line or ruff's several
   assert.ok(costs, "COST_CEILINGS not found in lsp_server/config_schema.py");
   const keys = [...costs.matchAll(/"(\w+)"/g)].map((m) => camel(m[1]));
   assert.deepEqual([...REFACTOR_CEILINGS].sort(), keys.sort());
@@ -132,7 +140,14 @@ test("untrusted: a workspace cannot raise a refactor ceiling above the user's; t
 });
 
 test("untrusted: a workspace may lower a ceiling, or repeat the user's value", () => {
-  const lower = { maxTokens: 500, contextChars: 0, maxRegionChars: 50_000, maxFileChars: 10, maxRetries: 0 };
+  const lower = {
+    maxTokens: 500,
+    contextChars: 0,
+    maxRegionChars: 50_000,
+    maxFileChars: 10,
+    maxRetries: 0,
+    concurrency: 1,
+  };
   assert.deepEqual(sectionForServer({ ...hostile, refactor: lower }, false, userWith(mine)).refactor, lower);
 });
 

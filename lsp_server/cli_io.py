@@ -1,0 +1,89 @@
+"""What the command line's subcommands share: exit codes, error lines, the config near a file, the
+source files they read, and the diffs they print (cli.py for one refactor, cli_batch.py for many)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+
+from .config import LoadedConfig, load_config
+from .config_layers import editor_layer, user_layer
+from .config_schema import WORKSPACE_FILE, ConfigError
+from .text import count_of
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def error(message: str) -> None:
+    print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def find_workspace(path: Path) -> Path | None:
+    """The nearest folder above `path` holding a workspace file."""
+    for folder in [path if path.is_dir() else path.parent, *path.resolve().parents]:
+        if (folder / WORKSPACE_FILE).is_file():
+            return folder
+    return None
+
+
+def load_cli_config(config_file: str | None, near: Path | None, settings: str | None = None) -> LoadedConfig:
+    """The config files' layers, plus an editor's settings (JSON, the `refactorLsp` section) when given."""
+    user = user_layer(Path(config_file).expanduser() if config_file else None)
+    editor = []
+    if settings:
+        try:
+            editor.append(editor_layer(json.loads(settings)))
+        except json.JSONDecodeError as exc:
+            raise ConfigError("--settings", "refactorLsp", f"is not valid JSON ({exc.msg})") from None
+    # Absolute: the folder is compared with trusted_workspaces, and the message says what to add there.
+    loaded = load_config(user, editor, find_workspace(near.absolute()) if near else None)
+    for problem in loaded.problems:
+        error(problem)
+    return loaded
+
+
+def parse_lines(spec: str, text: str) -> tuple[int, int]:
+    """--lines START:END (1-based, inclusive) as offsets into `text`. Raises ValueError."""
+    from .scope import line_span, split_lines
+
+    try:
+        first, _, last = spec.partition(":")
+        start, end = int(first), int(last or first)
+    except ValueError:
+        raise ValueError(f"--lines must be START:END (1-based, inclusive), not {spec!r}") from None
+    count = len(split_lines(text))  # as LSP counts: a form feed or U+2028 inside a line does not end it
+    if start > end:
+        raise ValueError(f"--lines {spec} is reversed: give the first line, then the last ({end}:{start})")
+    if not start >= 1 or end > max(count, 1):
+        raise ValueError(f"--lines {spec} is outside the file's {count_of(count, 'line')}")
+    return line_span(text, start - 1, end - 1)
+
+
+def read_source(path: Path, max_chars: int) -> str:
+    """The file to refactor: a regular UTF-8 file of at most `max_chars` characters (refactor.max_file_chars)."""
+    from .safe_read import read_regular_file
+
+    # UTF-8 takes at most 4 bytes a character: past that, the file is too large whatever it holds.
+    data = read_regular_file(path, 4 * max_chars, limit_name=f"4 × refactor.max_file_chars = {max_chars:,} characters")
+    try:
+        # newline="" semantics: keep \r\n as it is, so edits preserve every byte.
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}); refactor-lsp edits UTF-8 files only") from None
+    if len(text) > max_chars:
+        raise ValueError(
+            f"{path} has {len(text):,} characters, more than refactor.max_file_chars ({max_chars:,}); "
+            "nothing was sent — raise refactor.max_file_chars in your config to refactor it"
+        )
+    return text
+
+
+def print_diff(path: Path, text: str, new_text: str) -> None:
+    """The unified diff of one file on stdout, `a/` and `b/` before a relative path."""
+    from .scope import split_lines
+
+    before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
+    diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
+    sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)

@@ -1,0 +1,95 @@
+"""The server refactors the standard library's textwrap.py (19 KB) against a backend with a 4,096-token
+window over real LSP: fitted when the region fits, refused before sending when it cannot."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.context_limit import prompt_tokens
+from lsp_server.testing.fake_backend import FakeBackend
+from tests.lsp_harness import Editor, capabilities, server_setup, until
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+WORKSPACE = STATE_DIR / "workspace"
+WINDOW = 4096
+SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")
+LOOP = "        for line in text.splitlines(True):\n            yield (prefix + line if predicate(line) else line)\n"
+RENAMED = SOURCE.replace(
+    LOOP, "        for row in text.splitlines(True):\n            yield (prefix + row if predicate(row) else row)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[FakeBackend]:
+    with FakeBackend("vllm", step_s=0.001, context_window=WINDOW) as fake:
+        yield fake
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
+async def client(lsp_client: LanguageClient, backend: FakeBackend):
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]  # the harness keeps its editor here
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "small",
+                "backends": {"small": {"type": "vllm", "baseUrl": backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
+    ed: Editor = client.editor  # type: ignore[attr-defined]  # set by the client fixture
+    ed.clear()
+    backend.reset()
+    return ed
+
+
+async def test_the_window_is_learned_when_the_server_starts(editor: Editor) -> None:
+    """Before any refactor: the server asked the backend when it read its config, and kept the answer."""
+    learned = STATE_DIR / "state" / "refactor-lsp" / "backends.json"
+
+    def known() -> bool:
+        return learned.exists() and '"window": 4096' in learned.read_text()
+
+    await until(known)
+
+
+async def test_the_large_file_is_fitted_to_the_window(editor: Editor, backend: FakeBackend) -> None:
+    assert len(SOURCE) > 14_000 and RENAMED != SOURCE
+    uri = editor.open(WORKSPACE / "textwrap.py", SOURCE)
+    result = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, LOOP.strip()), "instruction": "rename line to row"},
+    )
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == RENAMED
+    (request,) = backend.requests
+    assert prompt_tokens(request) + request["max_tokens"] <= WINDOW
+    notes = " ".join(editor.stats[-1]["notes"])
+    assert "fitted to the backend's context window of 4,096 tokens (from /v1/models: max_model_len)" in notes
+
+
+async def test_a_region_that_cannot_fit_is_refused_before_sending(editor: Editor, backend: FakeBackend) -> None:
+    uri = editor.open(WORKSPACE / "whole.py", SOURCE)
+    whole = types.Range(types.Position(0, 0), types.Position(SOURCE.count("\n"), 0))
+    result = await editor.execute("refactorLsp.refactor", {"uri": uri, "range": whole, "instruction": "add type hints"})
+    assert result["status"] == "error", result
+    assert "does not fit the context window of the backend 'small', 4,096 tokens" in result["message"]
+    assert "select a smaller region" in result["message"]
+    assert any("4,096 tokens" in m for m in editor.messages())  # shown to the user, once
+    assert backend.requests == []
+    assert editor.buffers[uri] == SOURCE and editor.edits_received == []

@@ -1,0 +1,50 @@
+"""The cost guard over real LSP: within one session the server learns from each refactor it finishes,
+so a backend that accepts little of the prediction stops getting it, and the editor is told why (the
+stats notification and the message)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp_server.history import History, history_path
+from lsp_server.prediction_guard import MIN_SAMPLES
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.responders import region_of
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+SOURCE = "def area(radius):\n    scale = radius * radius\n    return scale * 3\n"
+
+
+async def test_a_session_stops_sending_a_prediction_the_backend_accepts_little_of(fake_backend: FakeBackend) -> None:
+    setup = server_setup()
+    client = await setup.config.start()
+    editor = Editor(client)
+    workspace = setup.state_dir / "workspace"
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": fake_backend.url, "model": "fake-model"}},
+            },
+        )
+    )
+    try:
+        for index in range(MIN_SAMPLES + 1):  # a file each: every answer rewrites lowercase code
+            uri = editor.open(workspace / f"m{index}.py", SOURCE)
+            args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "uppercase every word"}
+            assert (await editor.execute("refactorLsp.refactor", args))["status"] == "applied"
+            assert editor.buffers[uri] == SOURCE.upper()
+        sent = ["prediction" in r for r in fake_backend.requests if region_of(r["messages"])]
+        assert sent == [True] * MIN_SAMPLES + [False]
+        reason = editor.stats[-1]["prediction_reason"]
+        assert reason.startswith("prediction off: ") and reason.endswith(" accepted over the last 3 refactors with it")
+        assert [s["prediction_reason"] for s in editor.stats[:MIN_SAMPLES]] == [""] * MIN_SAMPLES
+        assert reason in editor.messages()[-1]  # the line the user reads says why
+        assert reason in editor.stats[-1]["summary"]
+    finally:
+        await client.shutdown_session()
+    # ...and the history the next session (or CLI run) learns from holds every one of them.
+    records = History(history_path(setup.env)).read()
+    assert [r.prediction_reason for r in records] == [""] * MIN_SAMPLES + [reason]
