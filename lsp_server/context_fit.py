@@ -105,6 +105,14 @@ def fit_plan(
     bare = prompt_tokens(bare_prompt.messages, ratio)
     floor = answer_floor(plan, output_chars_per_token or DEFAULT_OUTPUT_CHARS_PER_TOKEN)
     if bare + floor > room:
+        if plan.edit_format.format == "region" and plan.edit_format.automatic:
+            why = f"auto, hunks: the region written again does not fit {backend}'s window of {window.tokens:,} tokens"
+            try:
+                return fit_plan(
+                    plan.in_hunks_format(why), backend, window, prompt_chars_per_token, output_chars_per_token
+                )
+            except WindowTooSmall:
+                pass  # the region's own refusal says more
         raise WindowTooSmall(_too_small(plan, backend, window, bare, floor, ratio))
     cap = min(wanted, room - bare)
     context_chars = min(plan.settings.context_chars, int((room - cap - bare) * ratio / ESTIMATE_HEADROOM))
@@ -192,7 +200,12 @@ def _too_small(plan: Plan, backend: str, window: ContextWindow, bare: int, floor
     answer = "to write the region again" if plan.edit_format.format == "region" else "for its changes"
     advice = ["select a smaller region"]
     room = window.tokens - safety_margin(window.tokens)
-    if plan.edit_format.format == "region" and bare + min(plan.max_tokens, MIN_AUTO_MAX_TOKENS) <= room:
+    hunks_tried = plan.edit_format.automatic  # `auto` asked hunks already (fit_plan)
+    if (
+        plan.edit_format.format == "region"
+        and not hunks_tried
+        and bare + min(plan.max_tokens, MIN_AUTO_MAX_TOKENS) <= room
+    ):
         advice.append(
             'use the hunks edit format (refactor.edit_format = "hunks", or --edit-format hunks): its answer '
             "holds only the changes"

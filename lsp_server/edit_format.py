@@ -68,6 +68,9 @@ class FormatChoice:
     format: str  # "region" | "hunks"
     reason: str  # for the stats and the one-line summary
     retry_in_region: bool = False  # `auto` chose hunks: a hunks answer that does not apply is retried
+    # `auto` chose it, and may choose again (a region answer that cannot fit the context window is
+    # asked as hunks: context_fit.py); False: set by the user, or already a second choice.
+    automatic: bool = True
 
 
 def size_bucket(lines: int) -> str:
@@ -150,7 +153,7 @@ def choose_format(
     """The format a refactor runs in, and why, in words. `configured_min_lines`: refactor.hunks_min_lines
     (0: the default for how the backend gets the prediction, `prediction_via`)."""
     if requested != "auto":
-        return FormatChoice(requested, f"set by {requested_by}")
+        return FormatChoice(requested, f"set by {requested_by}", automatic=False)
     medians = history.medians(backend, region_lines) if history is not None else None
     if medians is not None:
         usable = {f: m for f, m in medians.items() if m[1] >= MIN_SUCCESS}

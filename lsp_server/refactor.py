@@ -124,10 +124,30 @@ class Plan:
             self,
             prompt=self.region_prompt,
             region_prompt=None,
-            edit_format=FormatChoice("region", why),
+            edit_format=FormatChoice("region", why, automatic=False),
             routes=tuple(replace(r, prediction=r.planned_prediction) for r in self.routes),
             max_tokens=self.fit.max_tokens_wanted if self.fit else self.max_tokens,
             fit=None,  # fitted again, in its own format, when it runs
+        )
+
+    def in_hunks_format(self, why: str) -> Plan:
+        """The same refactor asked in the hunks format: `auto` chose the region format, and the region
+        written again does not fit the backend's context window (context_fit.py)."""
+        prompt = _prompt(
+            self.request, self.region, self.instruction, self.action, self.comment, self.settings.context_chars, "hunks"
+        )
+        field_off = self.request.prediction is not True  # as planned: a hunks answer gets no prediction field
+        return replace(
+            self,
+            prompt=prompt,
+            region_prompt=None,
+            edit_format=FormatChoice("hunks", why, automatic=False),
+            routes=tuple(
+                replace(r, prediction="off" if r.prediction == "field" and field_off else r.prediction)
+                for r in self.routes
+            ),
+            max_tokens=default_max_tokens(len(prompt.prediction), self.settings, "hunks"),
+            fit=None,
         )
 
     def prompt_with(self, context_chars: int) -> Prompt:

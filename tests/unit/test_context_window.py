@@ -199,6 +199,24 @@ def test_a_region_that_cannot_fit_is_refused_with_what_to_do() -> None:
     assert 'refactor.edit_format = "hunks"' in str(offered.value)
 
 
+def test_auto_asks_for_the_changes_when_the_region_written_again_cannot_fit() -> None:
+    plan = plan_at("class TextWrapper:", lines=60)  # `auto`: under 100 lines, the region format
+    assert plan.edit_format.format == "region" and plan.edit_format.automatic
+    window = ContextWindow(2560, "models")
+    fitted = fit_plan(plan, "local", window, None, None)
+    assert fitted.edit_format.format == "hunks"
+    assert fitted.edit_format.reason == (
+        "auto, hunks: the region written again does not fit local's window of 2,560 tokens"
+    )
+    assert "SEARCH" in fitted.prompt.messages[0]["content"]  # the hunks prompt, not the region's
+    assert fitted.prompt.prediction == plan.prompt.prediction
+    assert prompt_tokens(fitted.prompt.messages, DEFAULT_PROMPT_CHARS_PER_TOKEN) + fitted.max_tokens <= room(2560)
+    # Set by the user, the region format is refused instead, with the advice to ask for hunks.
+    with pytest.raises(WindowTooSmall) as refused:
+        fit_plan(plan_at("class TextWrapper:", lines=60, edit_format="region"), "local", window, None, None)
+    assert 'refactor.edit_format = "hunks"' in str(refused.value)
+
+
 def test_a_hunks_answer_is_let_down_further_than_a_rewrite() -> None:
     plan = plan_at("class TextWrapper:", lines=180, edit_format="hunks")
     fitted = fit_plan(plan, "local", ContextWindow(4096, "models"), None, None)
