@@ -10,12 +10,17 @@ import asyncio
 import dataclasses
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
 from .config_schema import BackendConfig, Config, ConfigError, ScopeMode
 from .safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 
 async def _refactor(args: argparse.Namespace) -> int:
@@ -243,10 +248,43 @@ def _write_report(path: str, text: str) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
+class _Report(Protocol):
+    def to_json(self) -> str: ...
+
+
+ReportT = TypeVar("ReportT", bound=_Report)
+
+
+async def _measure_and_show(
+    args: argparse.Namespace,
+    measuring: Callable[[Engine], Awaitable[ReportT]],
+    terminal: Callable[[ReportT], str],
+    markdown: Callable[[ReportT], str],
+) -> ReportT | None:
+    """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
+    could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
+    from .bench import BenchError, SizeRuleOnly
+    from .engine import Engine
+
+    engine = Engine(SizeRuleOnly())
+    try:
+        report = await measuring(engine)
+    except BenchError as exc:
+        error(str(exc))
+        return None
+    finally:
+        await engine.close()
+    sys.stdout.write(terminal(report))
+    if args.markdown:
+        _write_report(args.markdown, markdown(report))
+    if args.json:
+        _write_report(args.json, report.to_json())
+    return report
+
+
 async def _bench(args: argparse.Namespace) -> int:
     from .bench import (
         BenchError,
-        SizeRuleOnly,
         default_tasks_dir,
         load_tasks,
         make_plan,
@@ -256,7 +294,6 @@ async def _bench(args: argparse.Namespace) -> int:
         render_markdown,
         render_terminal,
     )
-    from .engine import Engine
 
     try:
         # First: a typo in these should not wait for the tasks to load.
@@ -284,20 +321,15 @@ async def _bench(args: argparse.Namespace) -> int:
     except (BenchError, ConfigError) as exc:
         error(str(exc))
         return EXIT_USAGE
-    # The user's history must not steer `auto` in a measurement (the bench decides it by size).
-    engine = Engine(SizeRuleOnly())
-    try:
-        report = await measure(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
-    except BenchError as exc:
-        error(str(exc))
+    command, note = _bench_command(args), args.note or ""
+    report = await _measure_and_show(
+        args,
+        lambda engine: measure(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
+        render_terminal,
+        render_markdown,
+    )
+    if report is None:
         return EXIT_FAILED
-    finally:
-        await engine.close()
-    sys.stdout.write(render_terminal(report))
-    if args.markdown:
-        _write_report(args.markdown, render_markdown(report))
-    if args.json:
-        _write_report(args.json, report.to_json())
     if report.formats is not None and not report.formats.measured:
         error("no run could be compared with its ideal time; see the messages above")
         return EXIT_FAILED
@@ -312,9 +344,7 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
     from .bench.batch_runner import make_batch_plan, measure_batches
     from .bench.batch_tasks import load_batch_task
     from .bench.render_batch import render_batch_markdown, render_batch_terminal
-    from .bench.runner import SizeRuleOnly
     from .bench.tasks import BenchError
-    from .engine import Engine
 
     try:
         if singles:
@@ -339,20 +369,15 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
     except (BenchError, ConfigError) as exc:
         error(str(exc))
         return EXIT_USAGE
-    engine = Engine(SizeRuleOnly())
-    try:
-        command = _bench_command(args)
-        report = await measure_batches(engine, plan, tasks_dir=tasks_dir, command=command, note=args.note or "")
-    except BenchError as exc:
-        error(str(exc))
+    command, note = _bench_command(args), args.note or ""
+    report = await _measure_and_show(
+        args,
+        lambda engine: measure_batches(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
+        render_batch_terminal,
+        render_batch_markdown,
+    )
+    if report is None:
         return EXIT_FAILED
-    finally:
-        await engine.close()
-    sys.stdout.write(render_batch_terminal(report))
-    if args.markdown:
-        _write_report(args.markdown, render_batch_markdown(report))
-    if args.json:
-        _write_report(args.json, report.to_json())
     if not report.measured:
         error("no batch ran whole in both modes or at both concurrencies; see the messages above")
         return EXIT_FAILED
