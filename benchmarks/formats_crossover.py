@@ -1,6 +1,6 @@
 """Where hunks overtakes the region format, per backend profile, in simulated time: for `refactor.hunks_min_lines`.
 
-    python benchmarks/formats_crossover.py [--profile NAME ...]
+    python benchmarks/formats_crossover.py [--profile NAME ...] [--hunks-form {search-replace,diff}]
 
 Real code of growing size: the first top-level class or function without decorators, in the sorted
 files of this Python's standard library, within 12 % of each size. Each gets the same small edit,
@@ -13,7 +13,8 @@ the region format's (with the prediction; for "no prediction", both without it; 
 faster), and the crossover: the smallest size from which hunks is faster for every edit at that size
 and every larger one. Then, on the regions of 300 lines or more, hunks against region + prediction
 and against the ideal time (the bench's definition, `lsp_server.bench.ideal`): the targets of
-docs/edit-formats.md. About 10 seconds a profile; no server.
+docs/edit-formats.md. `--hunks-form` is `refactor.hunks_form`, the form hunks answers are asked and
+written in (default `search-replace`; `diff`: unified-diff hunks). About 10 seconds a profile; no server.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ import ast
 import statistics
 import sysconfig
 from pathlib import Path
+from typing import get_args
 
 from lsp_server.bench.ideal import Ideal, changed_chars
 from lsp_server.bench.runs import Mode
 from lsp_server.bench.tasks import Task
+from lsp_server.config_schema import HunksForm
 from lsp_server.testing.calibration import Simulator
 from lsp_server.testing.profiles import PROFILES, BackendProfile
 
@@ -109,10 +112,17 @@ def crossover(ratios: dict[int, list[float]]) -> int | None:
     return found
 
 
-def report(profile: BackendProfile, kind: str, against: Mode, tasks: list[Task], changed: dict[str, int]) -> None:
+def report(
+    profile: BackendProfile,
+    kind: str,
+    against: Mode,
+    tasks: list[Task],
+    changed: dict[str, int],
+    hunks_form: HunksForm = "search-replace",
+) -> None:
     """The table for one profile; `changed`: each task's changed characters (`changed_chars`, slow: once)."""
     modes: tuple[Mode, ...] = ("prediction", "baseline", "hunks")
-    runs = {(r.task, r.mode): r for r in Simulator(profile, kind, tasks).runs(modes)}
+    runs = {(r.task, r.mode): r for r in Simulator(profile, kind, tasks, hunks_form=hunks_form).runs(modes)}
     label = "region + prediction" if against == "prediction" else "region, no prediction"
     print(f"\n{profile.name} ({kind}): hunks' wait ÷ {label}'s, time to first token included (under 1: hunks)")
     print("| region lines | " + " | ".join(EDITS) + " |")
@@ -144,13 +154,20 @@ def report(profile: BackendProfile, kind: str, against: Mode, tasks: list[Task],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="append", choices=list(PROFILES), help="only these (default: all)")
+    parser.add_argument(
+        "--hunks-form",
+        choices=get_args(HunksForm),
+        default="search-replace",
+        help="how hunks answers are written: refactor.hunks_form (default: search-replace)",
+    )
     args = parser.parse_args()
+    print(f"hunks answers as {args.hunks_form} (refactor.hunks_form)")
     tasks = sweep_tasks()
     changed = {t.name: changed_chars(t.source, t.expected) for t in tasks}
     for name, kind, against in RUNS:
         if args.profile and name not in args.profile:
             continue
-        report(PROFILES[name], kind, against, tasks, changed)
+        report(PROFILES[name], kind, against, tasks, changed, args.hunks_form)
 
 
 if __name__ == "__main__":

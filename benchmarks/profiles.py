@@ -1,6 +1,6 @@
 """The loopback backend's profiles on the bench's corpus, in simulated time: calibration, edit formats, targets.
 
-    python benchmarks/profiles.py [--profile NAME ...] [--tasks DIR]
+    python benchmarks/profiles.py [--profile NAME ...] [--tasks DIR] [--hunks-form {search-replace,diff}]
 
 For each backend profile (lsp_server/testing/profiles.py), every corpus task runs as `bench --edit-format
 region,hunks,auto` would run it against the loopback backend with that profile, computed without a server
@@ -17,8 +17,10 @@ Prints:
    lines changed) `auto` at least 3× faster than region + prediction and within 1.5× of the ideal; on
    small regions and rewrites, `auto` within 10 % of the better of region + prediction and hunks.
 
-About 10 seconds a profile (most of it the bench's diff for the ideal); no server. benchmarks/formats.sh
-measures the same over HTTP, in real time.
+`--hunks-form` is `refactor.hunks_form`: the form a hunks answer is asked, and answered, in (default
+`search-replace`, SEARCH/REPLACE blocks; `diff`, unified-diff hunks). About 10 seconds a profile (most
+of it the bench's diff for the ideal); no server. benchmarks/formats.sh measures the same over HTTP,
+in real time.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from __future__ import annotations
 import argparse
 import statistics
 from pathlib import Path
+from typing import get_args
 
 from lsp_server.bench.formats_report import FormatsReport, TaskFormats, summarize_formats
 from lsp_server.bench.runs import Mode
+from lsp_server.config_schema import HunksForm
 from lsp_server.edit_format import hunks_min_lines
 from lsp_server.testing.calibration import Simulator, calibrate, corpus_tasks
 from lsp_server.testing.profiles import PROFILES, BackendProfile
@@ -135,14 +139,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="append", choices=list(PROFILES), help="only these (default: all)")
     parser.add_argument("--tasks", type=Path, default=None, help="the corpus (default: benchmarks/tasks)")
+    parser.add_argument(
+        "--hunks-form",
+        choices=get_args(HunksForm),
+        default="search-replace",
+        help="how hunks answers are written: refactor.hunks_form (default: search-replace)",
+    )
     args = parser.parse_args()
+    print(f"hunks answers as {args.hunks_form} (refactor.hunks_form)\n")
     folder, tasks = corpus_tasks(args.tasks)
     runs = [(PROFILES[name], kind) for name, kind in RUNS if not args.profile or name in args.profile]
     calibration_rows(runs, folder)
     reports = []
     for profile, kind in runs:
         threshold = hunks_min_lines(0, "field" if kind == "openai" else "prompt")[0]
-        report = summarize_formats(tasks, Simulator(profile, kind, tasks).runs(MODES), MODES)
+        runs = Simulator(profile, kind, tasks, hunks_form=args.hunks_form).runs(MODES)
+        report = summarize_formats(tasks, runs, MODES)
         reports.append((profile, kind, report, threshold))
     print("\n## Edit formats on the corpus, per group: median wait in passes (× ideal)\n")
     print(

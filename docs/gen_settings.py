@@ -172,6 +172,17 @@ DOCS: tuple[Doc, ...] = (
         "hunks_min_lines = 300",
     ),
     Doc(
+        ("refactor.hunks_form",),
+        "How a `hunks` answer is written. `search-replace`: SEARCH/REPLACE blocks (`<<<<<<< SEARCH`, the lines "
+        "to find, `=======`, the lines that replace them, `>>>>>>> REPLACE`). `diff`: the hunks of a unified "
+        "diff without line numbers, as models know them from git (a `@@` line, then each line after a space if "
+        "kept, `-` if removed, `+` if added): the same change in fewer tokens, with no marker lines and each "
+        "unchanged line written once. Both are located and applied by the same rules (each hunk must match "
+        "exactly once; any doubt applies nothing); a model that answers in the other form is read in that "
+        "form, said in the notes. See [Edit formats](edit-formats.md#the-two-forms-of-hunks).",
+        'hunks_form = "diff"',
+    ),
+    Doc(
         ("refactor.concurrency",),
         "A batch (each definition of a selection, a file or files: `refactorLsp.refactorEach`, `refactor "
         "--each definition`): how many of its refactors are in flight at once; `0` and `1` run them one after "

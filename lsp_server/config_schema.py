@@ -14,6 +14,8 @@ BackendType = Literal["openai", "vllm", "llamacpp", "openai-compatible"]
 PredictionMode = Literal["auto", "always", "never"]
 ScopeMode = Literal["auto", "selection", "block", "file"]
 EditFormat = Literal["auto", "region", "hunks"]
+# How a `hunks` answer is written: SEARCH/REPLACE blocks, or unified-diff hunks without line numbers.
+HunksForm = Literal["search-replace", "diff"]
 LogLevel = Literal["error", "warning", "info", "debug"]
 # How the prediction reached a backend: the `prediction` field, the prompt a server drafts from, or not at all.
 PredictionVia = Literal["field", "prompt", "off"]
@@ -71,6 +73,10 @@ class RefactorSettings:
     # 0: by how the backend gets the prediction (edit_format.DEFAULT_HUNKS_MIN_LINES, the crossovers of
     # the calibrated backend profiles in benchmarks/README.md, "Backend profiles").
     hunks_min_lines: int = 0
+    # The `hunks` answer's form: "search-replace" (SEARCH/REPLACE blocks, `hunks.py`) or "diff" (unified-diff
+    # hunks without line numbers, `hunks_diff.py`: fewer tokens a change). A model that answers in the other
+    # form is read in that form.
+    hunks_form: HunksForm = "search-replace"
     # A batch (each definition of a selection, a file or files): refactors in flight at once. 4: where
     # the measured aggregate speed with prediction peaked (docs/settings.md says how it was chosen).
     concurrency: int = 4

@@ -340,6 +340,7 @@ def _new_region(plan: Plan, completion: Completion) -> tuple[str, list[Replaceme
             plan.original,
             completion.finish_reason,
             drop_instruction_comments=plan.comment is not None,
+            form=plan.settings.hunks_form,
         )
         new_region = applied.text
         notes = applied.notes

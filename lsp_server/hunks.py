@@ -10,7 +10,9 @@ The answer is parsed strictly (`parse_hunks`), then every block is located in th
 region's new text is built (`apply_hunks`); `hunks_write.hunks_for` writes the answer that turns one
 text into another (the loopback test backend and the benchmark speak the format with it). Any doubt
 refuses the whole answer with a `HunksError` naming the block: a partial or guessed edit is never
-applied.
+applied. The format has a second, leaner form, unified-diff hunks (`refactor.hunks_form = "diff"`,
+`hunks_diff.py`), read into the same `Hunk` records and applied by the same `apply_hunks`;
+`hunks_diff.parse_answer` reads an answer in whichever form it came.
 
 Decisions, and why:
 - Blocks hold lines, not line breaks. SEARCH lines are compared by content, so a model writing `\\n`
@@ -50,12 +52,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from .config_schema import HunksForm
 from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
 from .text import split_lines
 
 SEARCH_MARKER = "<<<<<<< SEARCH"
 DIVIDER = "======="
 REPLACE_MARKER = ">>>>>>> REPLACE"
+DIFF_HUNK = "@@"  # what starts a hunk of the diff form (hunks_diff.py)
 # What the user can switch to when the model cannot write usable blocks.
 FALLBACK_SETTING = 'refactor.edit_format = "region"'
 
@@ -87,10 +91,47 @@ _TAIL = re.compile(r">{5,9}[ \t]*REPLACE[ \t]*")
 _FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
 # "src/app.py" alone on a line above a fence: a file name, not an explanation.
 _FILE_NAME = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
-_NO_BLOCKS_NOTE = "the model answered with no SEARCH/REPLACE blocks: it made no change"
 _SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
 # A SEARCH matching twice is refused; its places are counted up to this, for the message only.
 _COUNTED = 100
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """How messages name a form's parts: its blocks, and the lines that find them and replace them."""
+
+    block: str  # in a message: "the model's edit block 2"
+    note: str  # in a note: "block 2"
+    shifted: str  # the end of a note on indentation: "...indented 4 spaces more {shifted}"
+    first: str  # how `_which` names a block by the first line it finds: "{}" is that line
+    blank: str  # the same when every one of those lines is blank
+    only_added: str  # a block that finds nothing, in a region that is not empty
+    same: str  # why a block changes nothing
+    none: str  # the note on an answer without blocks
+
+
+_TERMS: dict[HunksForm, _Terms] = {
+    "search-replace": _Terms(
+        "edit block",
+        "block",
+        "than its SEARCH, so its REPLACE was shifted the same way",
+        "SEARCH starts with `{}`",
+        "its SEARCH is blank",
+        "has an empty SEARCH, which only an empty region allows",
+        "its SEARCH and REPLACE are the same",
+        "the model answered with no SEARCH/REPLACE blocks: it made no change",
+    ),
+    "diff": _Terms(
+        "hunk",
+        "hunk",
+        "than its context and '-' lines, so its '+' lines were shifted the same way",
+        "its first context or '-' line is `{}`",
+        "its context and '-' lines are blank",
+        "has only '+' lines (no line of the code to say where they go), which only an empty region allows",
+        "it has no '-' or '+' lines, or they are the same",
+        "the model answered with no diff hunks: it made no change",
+    ),
+}
 
 
 class HunksError(ValueError):
@@ -103,7 +144,7 @@ class HunksError(ValueError):
 
 @dataclass(frozen=True)
 class Hunk:
-    """One SEARCH/REPLACE block.
+    """One SEARCH/REPLACE block (a diff hunk is read into one too: `hunks_diff`).
 
     `other_readings` holds the other (search, replace) splits of a block with more than one
     divider line; `apply_hunks` picks the one that matches the code.
@@ -163,6 +204,8 @@ def parse_hunks(answer: str) -> list[Hunk]:
             raise _fail(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
         if not hunks and not any(_HEAD.fullmatch(rest) for rest in lines[i:]):
             raise _fail(f'the model answered without SEARCH/REPLACE blocks (it wrote "{_shown(line)}")')
+        if line.startswith(DIFF_HUNK):
+            raise _fail(f"the model's answer mixes SEARCH/REPLACE blocks and diff hunks (a `{_shown(line)}` line)")
         raise _fail(f'the model\'s answer has text outside the SEARCH/REPLACE blocks ("{_shown(line)}")')
     return hunks
 
@@ -224,16 +267,18 @@ class _Match:
     number: int
 
 
-def _which(search: Lines) -> str:
+def _which(search: Lines, terms: _Terms) -> str:
     """How a message points at a block: its SEARCH's first line that shows something."""
     first = next((line for line in search if line.strip()), None)
-    return f"SEARCH starts with `{_shown(first)}`" if first is not None else "its SEARCH is blank"
+    return terms.first.format(_shown(first)) if first is not None else terms.blank
 
 
-def _locate(hunk: Hunk, number: int, finder: Finder, notes: list[str]) -> tuple[int, Lines, Lines, Shift]:
+def _locate(
+    hunk: Hunk, number: int, finder: Finder, notes: list[str], terms: _Terms
+) -> tuple[int, Lines, Lines, Shift]:
     """Where the block's SEARCH is in the region (start line), the reading used, and the shift."""
     readings = [(hunk.search, hunk.replace), *hunk.other_readings]
-    which = _which(hunk.search)
+    which = _which(hunk.search, terms)
     several = len(readings) > 1
     for exact in (True, False):
         unique: list[tuple[int, Lines, Lines, Shift]] = []
@@ -255,26 +300,26 @@ def _locate(hunk: Hunk, number: int, finder: Finder, notes: list[str]) -> tuple[
             if several:
                 notes.append(f"block {number} has several {DIVIDER} lines: read at the one whose SEARCH matches")
             if not exact:
-                notes.append(_shift_note(number, found[3]))
+                notes.append(_shift_note(number, found[3], terms))
             return found
         if repeated:
             places = f"{repeated} places" if repeated < _COUNTED else f"{_COUNTED} places or more"
             raise _fail(
-                f"the model's edit block {number} matches the code in {places} ({which}), so it is "
+                f"the model's {terms.block} {number} matches the code in {places} ({which}), so it is "
                 "unclear which to change",
                 number,
             )
-    raise _fail(f"the model's edit block {number} does not match the code ({which})", number)
+    raise _fail(f"the model's {terms.block} {number} does not match the code ({which})", number)
 
 
-def _shift_note(number: int, shift: Shift) -> str:
+def _shift_note(number: int, shift: Shift, terms: _Terms) -> str:
     sign, indent = shift
     if not indent:
-        return f"block {number} matched only once whitespace at line ends and on blank lines was ignored"
+        return f"{terms.note} {number} matched only once whitespace at line ends and on blank lines was ignored"
     more = "more" if sign == "+" else "less"
     return (
-        f"block {number} matched only with different indentation: the code is indented {describe(indent)} {more} "
-        "than its SEARCH, so its REPLACE was shifted the same way"
+        f"{terms.note} {number} matched only with different indentation: the code is indented {describe(indent)} "
+        f"{more} {terms.shifted}"
     )
 
 
@@ -301,45 +346,47 @@ def _replacement(
     return out
 
 
-def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -> HunksResult:
+def apply_hunks(
+    region: str, hunks: list[Hunk], *, newline: str | None = None, form: HunksForm = "search-replace"
+) -> HunksResult:
     """The region with the blocks applied. Raises HunksError, applying nothing, when any block fails.
 
     `newline` ends the lines the blocks add; by default the region's most common line break, else \\n.
+    `form` is the answer's (hunks_diff.parse_answer), for the words of messages and notes.
     """
+    terms = _TERMS[form]
     text = TextLines.of(region)
     if not hunks:
-        return HunksResult(region, [_NO_BLOCKS_NOTE], changed=False, blocks=0)
+        return HunksResult(region, [terms.none], changed=False, blocks=0)
     notes: list[str] = []
     finder = Finder(text.lines)
     matches: list[_Match] = []
     for place, hunk in enumerate(hunks, start=1):
         number = hunk.number or place
         if hunk.search == hunk.replace and not hunk.other_readings:
-            notes.append(f"block {number} changes nothing (its SEARCH and REPLACE are the same)")
+            notes.append(f"{terms.note} {number} changes nothing ({terms.same})")
             continue
         if not text.lines:
             if hunk.search:
                 raise _fail(
-                    f"the model's edit block {number} does not match the code (the region is empty, and "
-                    f"{_which(hunk.search)})",
+                    f"the model's {terms.block} {number} does not match the code (the region is empty, and "
+                    f"{_which(hunk.search, terms)})",
                     number,
                 )
             matches.append(_Match(0, 0, [(line, None) for line in hunk.replace], number))
             continue
         if not hunk.search and not hunk.other_readings:
-            raise _fail(
-                f"the model's edit block {number} has an empty SEARCH, which only an empty region allows", number
-            )
+            raise _fail(f"the model's {terms.block} {number} {terms.only_added}", number)
         try:
-            start, search, replace, shift = _locate(hunk, number, finder, notes)
+            start, search, replace, shift = _locate(hunk, number, finder, notes, terms)
         except MatchBudgetExceeded:
             raise _fail(
-                f"the model's edit blocks repeat lines that occur so often in the code that locating them was "
-                f"stopped at block {number} (over {MATCH_BUDGET:,} line comparisons)",
+                f"the model's {terms.block}s repeat lines that occur so often in the code that locating them was "
+                f"stopped at {terms.note} {number} (over {MATCH_BUDGET:,} line comparisons)",
                 number,
             ) from None
         if search == replace:
-            notes.append(f"block {number} changes nothing (its SEARCH and REPLACE are the same)")
+            notes.append(f"{terms.note} {number} changes nothing ({terms.same})")
             continue
         matches.append(_Match(start, start + len(search), _replacement(text, start, search, replace, shift), number))
     matches.sort(key=lambda m: (m.start, m.end, m.number))
@@ -351,13 +398,13 @@ def apply_hunks(region: str, hunks: list[Hunk], *, newline: str | None = None) -
             match.lines,
         ):
             # A model that repeats a block means the same change once, not two conflicting ones.
-            notes.append(f"block {match.number} repeats block {distinct[-1].number}: applied once")
+            notes.append(f"{terms.note} {match.number} repeats {terms.note} {distinct[-1].number}: applied once")
             continue
         distinct.append(match)
     for before, after in pairwise(distinct):
         if after.start < before.end or after.start == before.start:
             first, second = sorted((before.number, after.number))
-            raise _fail(f"the model's edit blocks {first} and {second} change the same lines of the code", second)
+            raise _fail(f"the model's {terms.block}s {first} and {second} change the same lines of the code", second)
     new = _join(text, distinct, newline) if distinct else region
     return HunksResult(new, notes, changed=new != region, blocks=len(hunks))
 

@@ -1,26 +1,46 @@
-"""Writing the `hunks` edit format: the answer a good model would give (`hunks_for`), SEARCH/REPLACE
-blocks that turn one text into another. The loopback test backend and the benchmark speak the format
-with it; the format itself, and how an answer is read and applied, are in `hunks`.
+"""Writing the `hunks` edit format: the answer a good model would give, in either form, that turns one
+text into another: SEARCH/REPLACE blocks (`hunks_for`) or diff hunks (`diff_for`). Both are written from
+the same computed hunks (`_hunks`), so the two forms say the same change with the same context. The
+loopback test backend and the benchmark speak the format with them; the forms themselves, and how an
+answer is read and applied, are in `hunks` and `hunks_diff`.
 """
 
 from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from .hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, TextLines, apply_hunks, parse_hunks
+from .config_schema import HunksForm
+from .hunks import DIFF_HUNK, DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, TextLines, apply_hunks
+from .hunks_diff import FORM_NAMES, parse_answer
 from .hunks_match import Finder, Lines
+
+# One hunk: its lines in order, each with its kind: " " (context), "-" (removed) or "+" (added).
+Tagged = tuple[tuple[str, str], ...]
 
 
 def format_hunks(blocks: list[tuple[Lines, Lines]]) -> str:
-    """An answer in the format: one block per (search, replace), each line ending with \\n."""
+    """An answer in the SEARCH/REPLACE form: one block per (search, replace), each line ending with \\n."""
     out: list[str] = []
     for search, replace in blocks:
         out += [SEARCH_MARKER, *search, DIVIDER, *replace, REPLACE_MARKER]
     return "".join(line + "\n" for line in out)
 
 
-def _count(a: list[str], s: int, e: int, finder: Finder) -> int:
-    return len(finder.exact_hits(tuple(a[s:e])))
+def format_diff(hunks: list[Tagged]) -> str:
+    """An answer in the diff form: a `@@` line, then each line after its kind; each line ending with \\n."""
+    out: list[str] = []
+    for hunk in hunks:
+        out += [DIFF_HUNK, *(kind + line for kind, line in hunk)]
+    return "".join(line + "\n" for line in out)
+
+
+def search_replace(hunk: Tagged) -> tuple[Lines, Lines]:
+    """A hunk as a block: its context and removed lines, and its context and added lines."""
+    return tuple(line for kind, line in hunk if kind != "+"), tuple(line for kind, line in hunk if kind != "-")
+
+
+def _format(hunks: list[Tagged], form: HunksForm) -> str:
+    return format_diff(hunks) if form == "diff" else format_hunks([search_replace(h) for h in hunks])
 
 
 def hunks_for(old: str, new: str, context: int = 1) -> str:
@@ -28,14 +48,41 @@ def hunks_for(old: str, new: str, context: int = 1) -> str:
 
     Each change gets `context` unchanged lines on each side, more where that is needed to make
     its SEARCH unique in `old`; changes whose blocks would touch share one. Blocks cannot change
-    the region's last line break (see the module docstring): `new`'s is taken to be `old`'s. Raises
+    the region's last line break (see `hunks`' docstring): `new`'s is taken to be `old`'s. Raises
     HunksError when the texts hold lines that read as block markers and no blocks can carry them.
     """
+    return _answer(old, new, context, "search-replace")
+
+
+def diff_for(old: str, new: str, context: int = 1) -> str:
+    """The same answer as diff hunks (`hunks_diff`): the same hunks as `hunks_for`'s blocks, each line
+    after its kind. Any line of code is safe after its kind; only a removed `-- a/x` and an added `++ a/x`
+    line right above the next hunk would read as a header, and then, as blocks do with lines that read
+    as markers, the answer is one hunk of the whole region."""
+    return _answer(old, new, context, "diff")
+
+
+def _answer(old: str, new: str, context: int, form: HunksForm) -> str:
     a, b = TextLines.of(old).lines, TextLines.of(new).lines
     if a == b:
         return ""
-    if not a:
-        return format_hunks([((), tuple(b))])
+    whole: Tagged = (*(("-", line) for line in a), *(("+", line) for line in b))
+    # Lines like `=======` in the code can make a small block read two ways; one block of the whole
+    # region reads only one way.
+    for hunks in ([_hunks(a, b, context)] if a else []) + [[whole]]:
+        answer = _format(hunks, form)
+        if _round_trips(old, answer, b, form):
+            return answer
+    raise HunksError(f"the text has lines that read as markers of {FORM_NAMES[form]}, so no hunks can carry the change")
+
+
+def _count(a: list[str], s: int, e: int, finder: Finder) -> int:
+    return len(finder.exact_hits(tuple(a[s:e])))
+
+
+def _hunks(a: list[str], b: list[str], context: int) -> list[Tagged]:
+    """The hunks turning lines `a` into lines `b`, `a` not empty: each change with `context` lines
+    around it, grown until its context and removed lines occur once in `a`; touching hunks merged."""
     finder = Finder(a, budget=None)
     changes = [op[1:] for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     # Each group: old lines [s, e) and the changes inside them.
@@ -68,25 +115,22 @@ def hunks_for(old: str, new: str, context: int = 1) -> str:
             groups.append((s, e, ops))
         if not grown:
             break
-    blocks: list[tuple[Lines, Lines]] = []
-    delta = 0  # new line index minus old line index, before the current group
+    hunks: list[Tagged] = []
     for s, e, ops in groups:
-        growth = sum((j2 - j1) - (i2 - i1) for i1, i2, j1, j2 in ops)
-        blocks.append((tuple(a[s:e]), tuple(b[s + delta : e + delta + growth])))
-        delta += growth
-    answer = format_hunks(blocks)
-    if _round_trips(old, answer, b):
-        return answer
-    # Lines like `=======` in the code can make a small block read two ways; one block of the whole
-    # region reads only one way.
-    answer = format_hunks([(tuple(a), tuple(b))])
-    if _round_trips(old, answer, b):
-        return answer
-    raise HunksError("the text has lines that read as SEARCH/REPLACE markers, so no blocks can carry the change")
+        lines: list[tuple[str, str]] = []
+        at = s
+        for i1, i2, j1, j2 in sorted(ops):
+            lines += [(" ", line) for line in a[at:i1]]
+            lines += [("-", line) for line in a[i1:i2]] + [("+", line) for line in b[j1:j2]]
+            at = i2
+        lines += [(" ", line) for line in a[at:e]]
+        hunks.append(tuple(lines))
+    return hunks
 
 
-def _round_trips(old: str, answer: str, want: list[str]) -> bool:
+def _round_trips(old: str, answer: str, want: list[str], form: HunksForm) -> bool:
     try:
-        return TextLines.of(apply_hunks(old, parse_hunks(answer)).text).lines == want
+        read = parse_answer(answer, form)
+        return read.form == form and TextLines.of(apply_hunks(old, read.hunks, form=form).text).lines == want
     except HunksError:
         return False

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .hunks import HunksResult, apply_hunks, parse_hunks
+from .config_schema import HunksForm
+from .hunks import HunksResult, apply_hunks
+from .hunks_diff import parse_answer
 from .prompt import REGION_END, REGION_START
 from .scope import is_instruction_comment
 from .text import split_lines
@@ -289,11 +291,19 @@ def _complete_answer(raw: str, original: str, finish_reason: str | None) -> str:
 
 
 def clean_hunks_output(
-    raw: str, original: str, finish_reason: str | None, *, drop_instruction_comments: bool = False
+    raw: str,
+    original: str,
+    finish_reason: str | None,
+    *,
+    drop_instruction_comments: bool = False,
+    form: HunksForm = "search-replace",
 ) -> HunksResult:
-    """The region with a hunks answer's SEARCH/REPLACE blocks applied. Raises UnusableOutput for an
-    incomplete answer, HunksError for blocks that cannot be applied exactly (nothing is applied)."""
-    result = apply_hunks(original, parse_hunks(_complete_answer(raw, original, finish_reason)))
+    """The region with a hunks answer applied: read in the `form` asked for, or the other form when the
+    model slipped into it (`hunks_diff.parse_answer`). Raises UnusableOutput for an incomplete answer,
+    HunksError for hunks that cannot be applied exactly (nothing is applied)."""
+    answer = parse_answer(_complete_answer(raw, original, finish_reason), form)
+    result = apply_hunks(original, answer.hunks, form=answer.form)
+    result = replace(result, notes=[*answer.notes, *result.notes])
     if drop_instruction_comments:
         text = _without_instruction_comments(result.text)
         result = replace(result, text=text, changed=text != original)

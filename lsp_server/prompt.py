@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from .config_schema import HunksForm
 from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
+from .hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 
 REGION_START = "<<<REGION"
 REGION_END = "REGION>>>"
@@ -20,6 +22,12 @@ SYSTEM_PROMPT = (
     "instruction says. Output only the rewritten region: no explanations, no markdown fences, no "
     "text before or after it, and not the region markers. Keep every line the instruction does not "
     "ask to change exactly as it is, with its indentation and comments."
+)
+
+# The user message's closing line in the region format (the hunks forms' are beside their system prompts).
+REGION_ANSWER_INSTRUCTION = (
+    "Output only the new text of the region (the lines between the markers, without the markers), "
+    "complete, with the same indentation. No explanations, no markdown."
 )
 
 _LANGUAGES = {
@@ -107,10 +115,12 @@ def build_prompt(
     context_chars: int = 60_000,
     drop: tuple[int, int] | None = None,
     edit_format: str = "region",
+    hunks_form: HunksForm = "search-replace",
 ) -> Prompt:
     """Messages for rewriting text[start:end]; `drop` removes a span (the instruction comment) first.
 
-    `edit_format` "hunks" asks for SEARCH/REPLACE blocks of the changes instead of the whole region.
+    `edit_format` "hunks" asks for only the changes instead of the whole region, in `hunks_form`:
+    SEARCH/REPLACE blocks, or diff hunks.
     """
     region = text[start:end]
     if drop is not None:
@@ -131,16 +141,12 @@ def build_prompt(
     ]
     if diagnostics:
         parts += ["", "Problems reported in the region, to fix:", *(f"- {d}" for d in diagnostics)]
-    hunks = edit_format == "hunks"
-    parts += [
-        "",
-        HUNKS_ANSWER_INSTRUCTION
-        if hunks
-        else "Output only the new text of the region (the lines between the markers, without the markers), "
-        "complete, with the same indentation. No explanations, no markdown.",
-    ]
-    messages = [
-        {"role": "system", "content": HUNKS_SYSTEM_PROMPT if hunks else SYSTEM_PROMPT},
-        {"role": "user", "content": "\n".join(parts)},
-    ]
+    if edit_format != "hunks":
+        system, closing = SYSTEM_PROMPT, REGION_ANSWER_INSTRUCTION
+    elif hunks_form == "diff":
+        system, closing = DIFF_SYSTEM_PROMPT, DIFF_ANSWER_INSTRUCTION
+    else:
+        system, closing = HUNKS_SYSTEM_PROMPT, HUNKS_ANSWER_INSTRUCTION
+    parts += ["", closing]
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(parts)}]
     return Prompt(messages, region)

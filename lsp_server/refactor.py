@@ -18,6 +18,7 @@ from .config_schema import (
     Config,
     ConfigError,
     EditFormat,
+    HunksForm,
     PredictionVia,
     RefactorSettings,
     ScopeMode,
@@ -134,7 +135,14 @@ class Plan:
         """The same refactor asked in the hunks format: `auto` chose the region format, and the region
         written again does not fit the backend's context window (context_fit.py)."""
         prompt = _prompt(
-            self.request, self.region, self.instruction, self.action, self.comment, self.settings.context_chars, "hunks"
+            self.request,
+            self.region,
+            self.instruction,
+            self.action,
+            self.comment,
+            self.settings.context_chars,
+            "hunks",
+            self.settings.hunks_form,
         )
         field_off = self.request.prediction is not True  # as planned: a hunks answer gets no prediction field
         return replace(
@@ -160,6 +168,7 @@ class Plan:
             self.comment,
             context_chars,
             self.edit_format.format,
+            self.settings.hunks_form,
         )
 
 
@@ -334,7 +343,9 @@ def plan_refactor(
     choice = _edit_format(request, config, action, region, first, decided[0][0], history)
 
     def prompt_in(edit_format: str) -> Prompt:
-        return _prompt(request, region, instruction, action, comment, settings.context_chars, edit_format)
+        return _prompt(
+            request, region, instruction, action, comment, settings.context_chars, edit_format, settings.hunks_form
+        )
 
     prompt = prompt_in(choice.format)
     routes = []
@@ -369,6 +380,7 @@ def _prompt(
     comment: InstructionComment | None,
     context_chars: int,
     edit_format: str,
+    hunks_form: HunksForm,
 ) -> Prompt:
     return build_prompt(
         text=request.text,
@@ -381,6 +393,7 @@ def _prompt(
         context_chars=context_chars,
         drop=(comment.start, comment.end) if comment else None,
         edit_format=edit_format,
+        hunks_form=hunks_form,
     )
 
 

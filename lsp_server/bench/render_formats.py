@@ -3,6 +3,7 @@ per group and for all tasks; its title, its header lines and its notes."""
 
 from __future__ import annotations
 
+from ..hunks_diff import FORM_NAMES
 from .formats_report import FormatRuns, FormatsReport, GroupFormats
 from .render_cells import KIND_LABELS
 from .report import Report
@@ -125,6 +126,9 @@ def formats_header_lines(report: Report) -> list[str]:
         f"edit formats: {', '.join(MODE_LABELS[m] for m in modes)} (--edit-format {','.join(meta.edit_formats)}); "
         f"{MODE_LABELS['baseline']}{reference} is what the ideal time is measured from"
     ]
+    if meta.hunks_form and any(m in ("hunks", "hunks-prediction", "auto") for m in modes):
+        form = FORM_NAMES[meta.hunks_form]
+        lines.append(f'hunks answers are asked for as {form} (refactor.hunks_form = "{meta.hunks_form}")')
     if "auto" in modes:
         lines.append(
             f"auto decides by the region's size alone in the bench: hunks from {meta.hunks_min_lines} lines "

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..config_schema import HunksForm
 from ..metrics import SOURCE_APPROXIMATE
 from .probes import DraftsCounted, Machine, ServerInfo
 from .runs import Batch, Mode, Pair
@@ -138,6 +139,7 @@ class Meta:
     concurrency: tuple[int, ...] = (1,)  # the levels run, lowest first; the per-task table is at the first
     edit_formats: tuple[str, ...] = ()  # --edit-format; empty: not asked
     hunks_min_lines: int | None = None  # what `auto` decided by, with --edit-format
+    hunks_form: HunksForm | None = None  # refactor.hunks_form: the form hunks answers were asked in, with --edit-format
 
     @property
     def profiles(self) -> dict[str, str]:
@@ -169,7 +171,7 @@ class Meta:
         else:
             data["concurrency"] = list(self.concurrency)
         if not self.edit_formats:
-            del data["edit_formats"], data["hunks_min_lines"]  # likewise without --edit-format
+            del data["edit_formats"], data["hunks_min_lines"], data["hunks_form"]  # likewise without --edit-format
         else:
             data["edit_formats"] = list(self.edit_formats)
         return data

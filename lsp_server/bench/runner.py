@@ -421,6 +421,7 @@ async def measure(
         hunks_min_lines=hunks_min_lines(plan.config.refactor.hunks_min_lines, engine.prediction_mode(plan.backend))[0]
         if plan.edit_formats
         else None,
+        hunks_form=plan.config.refactor.hunks_form if plan.edit_formats else None,
     )
     formats = None
     if plan.edit_formats:

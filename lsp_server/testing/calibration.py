@@ -3,7 +3,8 @@ no server, no sleeping.
 
 Every task goes through the engine's own planning, as `bench` sends it (the prompt of its edit format,
 the prediction field or not, the token limit, and `auto`'s choice by the region's size), is answered
-as `corpus_responder` answers it (blocks when the prompt asks for hunks: `model_answer`), and is
+as `corpus_responder` answers it (hunks, in the form the prompt asks for, when it asks for them:
+`model_answer`; `Simulator`'s `hunks_form` is the config's `refactor.hunks_form`), and is
 paced by `pacing.pace`, the function the fake sleeps through. The passes become a run's stats as the
 engine would read them from the fake (one pass = `PASS_MS`; every ratio is independent of it), and the
 bench's own code summarizes them: the speed-up is a `Pair`'s, the edit formats' table is
@@ -31,7 +32,7 @@ from ..bench.runs import Mode, Pair, Run
 from ..bench.tasks import Task, default_tasks_dir, load_tasks
 from ..config import build_config
 from ..config_layers import Layer
-from ..config_schema import Config
+from ..config_schema import Config, HunksForm
 from ..engine import Engine
 from ..refactor import Plan
 from ..stats import RefactorStats, measured
@@ -43,9 +44,11 @@ PASS_MS = 1.0  # one simulated pass, in the stats' milliseconds
 BACKEND = "sim"
 
 
-def sim_config(kind: str, hunks_min_lines: int = 0) -> Config:
+def sim_config(kind: str, hunks_min_lines: int = 0, hunks_form: HunksForm = "search-replace") -> Config:
     """A config with one backend of the fake's kind (never contacted), as the bench's would be."""
-    refactor = {"hunks_min_lines": hunks_min_lines} if hunks_min_lines else {}
+    refactor: dict[str, Any] = {"hunks_form": hunks_form}
+    if hunks_min_lines:
+        refactor["hunks_min_lines"] = hunks_min_lines
     data = {
         "default_backend": BACKEND,
         "backends": {BACKEND: {"type": kind, "base_url": "http://127.0.0.1:9/v1", "model": "fake-model"}},
@@ -96,15 +99,24 @@ class Simulator:
     """One profile on one kind of fake, answering tasks as a perfect model (each task's region becomes its
     expected region, as `corpus_responder` answers): runs in simulated time. The tasks may be the corpus
     or made up (benchmarks/formats_crossover.py). `hunks_min_lines`: the config's (0: `auto`'s default
-    for how this kind gets the prediction)."""
+    for how this kind gets the prediction); `hunks_form`: the config's `refactor.hunks_form`, the form
+    the prompt asks a hunks answer in, and so the form the model answers in (`model_answer`)."""
 
-    def __init__(self, profile: BackendProfile, kind: str, tasks: Sequence[Task], hunks_min_lines: int = 0) -> None:
+    def __init__(
+        self,
+        profile: BackendProfile,
+        kind: str,
+        tasks: Sequence[Task],
+        hunks_min_lines: int = 0,
+        hunks_form: HunksForm = "search-replace",
+    ) -> None:
         if kind not in profile.kinds:
             raise ValueError(f"the profile {profile.name} is for a {' or '.join(profile.kinds)} backend, not {kind}")
         self.profile = profile
         self.kind = kind
         self.tasks = tuple(tasks)
         self.hunks_min_lines = hunks_min_lines
+        self.hunks_form = hunks_form
         # By region and instruction: made-up tasks may give one region several edits.
         self.answers = {(t.source[slice(*t.span())], t.instruction.strip()): t.expected_region() for t in self.tasks}
 
@@ -137,7 +149,7 @@ class Simulator:
     def runs(self, modes: Sequence[Mode]) -> list[Run]:
         """Every task in every mode, once (the simulation is deterministic: a repetition is the same run)."""
         engine = Engine(SizeRuleOnly())
-        config = sim_config(self.kind, self.hunks_min_lines)
+        config = sim_config(self.kind, self.hunks_min_lines, self.hunks_form)
         return [self.run(task, mode, engine, config) for task in self.tasks for mode in modes]
 
 

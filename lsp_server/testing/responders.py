@@ -9,8 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..config_schema import HunksForm
 from ..hunks import SEARCH_MARKER
-from ..hunks_write import hunks_for
+from ..hunks_diff import DIFF_SYSTEM_PROMPT
+from ..hunks_write import diff_for, hunks_for
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"
@@ -26,20 +28,32 @@ def region_of(messages: list[dict[str, Any]]) -> str:
     return text[start + len(REGION_START) : end + 1]
 
 
+def hunks_form_asked(request: dict[str, Any]) -> HunksForm | None:
+    """The form of the `hunks` edit format the prompt asks for (by its system prompt); None: the region."""
+    for message in request.get("messages", []):
+        if message.get("role") == "system":
+            content = str(message.get("content", ""))
+            if SEARCH_MARKER in content:
+                return "search-replace"
+            if DIFF_SYSTEM_PROMPT in content:
+                return "diff"
+    return None
+
+
 def asks_for_hunks(request: dict[str, Any]) -> bool:
-    """The prompt asks for SEARCH/REPLACE blocks (the `hunks` edit format)."""
-    return any(
-        m.get("role") == "system" and SEARCH_MARKER in str(m.get("content", "")) for m in request.get("messages", [])
-    )
+    """The prompt asks for the `hunks` edit format, in either form (SEARCH/REPLACE blocks or diff hunks)."""
+    return hunks_form_asked(request) is not None
 
 
 def model_answer(request: dict[str, Any], responder: Callable[[dict[str, Any]], str]) -> str:
     """What the model the fake plays writes: the responder says what the region becomes, and a model
-    asked for hunks answers the blocks, as our prompt asks: each SEARCH as short as it can be and still
-    occur only once."""
+    asked for hunks answers them in the form asked for, as our prompt asks: each hunk's context and
+    removed lines as few as they can be and still occur only once."""
     answer = responder(request)
-    if asks_for_hunks(request):
-        return hunks_for(region_of(request.get("messages", [])), answer, context=0)
+    form = hunks_form_asked(request)
+    if form is not None:
+        write = diff_for if form == "diff" else hunks_for
+        return write(region_of(request.get("messages", [])), answer, context=0)
     return answer
 
 
@@ -68,7 +82,7 @@ def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
     region, and each definition of a batch task its expected definition; a request without a region (the
     bench's warm-up) gets "ok"; any other region, `rule_responder`.
 
-    Asked for hunks, the server turns that answer into SEARCH/REPLACE blocks, as for any responder.
+    Asked for hunks, the server turns that answer into hunks of the form asked for, as for any responder.
     """
     # The bench's own loaders: the same regions, `at` tasks and batch targets resolved alike.
     from ..bench.batch_tasks import load_batch_tasks

@@ -103,6 +103,7 @@ def test_every_mode_runs_against_its_ideal_per_task_and_overall(
     assert formats["modes"] == MODES
     assert report["meta"]["edit_formats"] == ["region", "hunks", "auto"]
     assert report["meta"]["hunks_min_lines"] == 80
+    assert report["meta"]["hunks_form"] == "search-replace"
     tasks = {t["name"]: t for t in formats["tasks"]}
     assert list(tasks) == [SMALL_EDIT, LARGE]
     assert [g["name"] for g in formats["groups"]] == [
@@ -164,6 +165,7 @@ def test_every_mode_runs_against_its_ideal_per_task_and_overall(
         assert len(re.findall(r"\d+\.\d+ \(\d+\.\d×\)", row)) >= 3, row
     said = out.out.replace("\n  ", " ")  # the terminal's lines wrap at 120 columns
     assert "auto decides by the region's size alone in the bench: hunks from 80 lines" in said
+    assert 'hunks answers are asked for as SEARCH/REPLACE blocks (refactor.hunks_form = "search-replace")' in said
     assert "Ideal = TTFT + tokens that differ ÷ plain decode rate" in said
     assert "| **all tasks** |" in markdown and "ideal, s" in markdown and "hunks, s (× ideal)" in markdown
     # region was asked for: the table of prediction with and without is there as before.
@@ -266,6 +268,7 @@ def test_the_default_bench_is_unchanged_and_compares_the_region_format(
     assert ["prediction" in r for r in requests] == [True, False]
     assert set(report) == {"meta", "tasks", "total", "pairs", "runs"}
     assert "edit_formats" not in report["meta"] and "hunks_min_lines" not in report["meta"]
+    assert "hunks_form" not in report["meta"]
     assert "at" not in report["tasks"][0]
     assert {r["mode"] for r in report["runs"]} == {"prediction", "baseline"}
     for text in (out.out, markdown):

@@ -15,6 +15,7 @@ from lsp_server.config_schema import Config, ConfigError
 from lsp_server.edit_format import FormatHistory
 from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER
+from lsp_server.hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 from lsp_server.refactor import RefactorError, RefactorRequest
 from lsp_server.stats_text import summary
 from lsp_server.testing.fake_backend import FakeBackend
@@ -68,6 +69,31 @@ async def test_hunks_answers_only_the_change_and_the_file_is_the_expected_one(
     assert result.stats.completion_tokens is not None and result.stats.completion_tokens < 60
     assert " · hunks (set by the request)" in summary(result.stats)
     assert [(e.start, e.end) for e in result.edits] == [(SOURCE.index("limit"), SOURCE.index("limit") + len("limit"))]
+
+
+async def test_the_diff_form_asks_for_diff_hunks_and_applies_them(engine: Engine, fake_backend: FakeBackend) -> None:
+    blocks = await engine.refactor(request("hunks"), config(fake_backend))
+    result = await engine.refactor(request("hunks"), config(fake_backend, hunks_form="diff"))
+    assert result.new_text == RENAMED and result.edits == blocks.edits
+    sent = fake_backend.requests[-1]
+    assert system_prompt(sent) == DIFF_SYSTEM_PROMPT and "prediction" not in sent
+    assert sent["messages"][-1]["content"].endswith(DIFF_ANSWER_INSTRUCTION)
+    assert result.stats.edit_format == "hunks" and not result.stats.notes
+    assert result.stats.completion_tokens is not None and blocks.stats.completion_tokens is not None
+    assert result.stats.completion_tokens < blocks.stats.completion_tokens  # the form's point: fewer tokens
+    # A model that slips into the blocks it knows is read as it answered, and the notes say so.
+    fake_backend.enqueue(Reply(text=f"{SEARCH_MARKER}\n    limit = 3\n=======\n    ceiling = 3\n>>>>>>> REPLACE\n"))
+    slipped = await engine.refactor(request("hunks"), config(fake_backend, hunks_form="diff"))
+    assert slipped.new_text == SOURCE.replace("limit = 3", "ceiling = 3")
+    assert list(slipped.stats.notes) == [
+        "the model answered in SEARCH/REPLACE blocks, not the diff hunks asked for: read as it answered"
+    ]
+
+
+def test_a_bad_hunks_form_names_the_key_and_its_choices() -> None:
+    with pytest.raises(ConfigError) as info:
+        build_config([Layer("user config", {"refactor": {"hunks_form": "udiff"}})])
+    assert str(info.value) == "user config: `refactor.hunks_form` must be one of 'search-replace', 'diff', not 'udiff'"
 
 
 async def test_a_hunks_answer_that_rewrites_every_line_has_room_to_finish(

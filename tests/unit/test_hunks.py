@@ -384,25 +384,31 @@ def test_hunks_for_groups_nearby_changes_and_separates_distant_ones() -> None:
     assert check_round_trip(old, far).count(SEARCH_MARKER) == 2
 
 
+# Edits at a text's edges, line breaks and repeats that every form's writer must round-trip.
+EDGE_CASES = [
+    ("a\nb\n", "x\na\nb\n"),
+    ("a\nb\n", "a\nb\nx\n"),
+    ("a\nb\n", ""),
+    ("a\nb", ""),
+    ("", "a\nb\n"),
+    ("a\nb", "a\nc"),
+    ("a\nb", "a"),
+    ("a\nb", "a\nb\nc"),
+    ("a\na\na\n", "a\nb\na\n"),
+    ("a\r\nb\r\nc\r\n", "a\r\nB\r\nB2\r\nc\r\n"),
+    ("\n\n\n", "\n\nx\n\n"),
+    ("x\n", "\n"),
+    ("Title\n=======\nText\n", "Title\n=======\nOther\n"),
+    ("\ufeffa\nb\n", "\ufeffa\nc\n"),
+]
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("a\nb\n", "x\na\nb\n"),
-        ("a\nb\n", "a\nb\nx\n"),
-        ("a\nb\n", ""),
-        ("a\nb", ""),
-        ("", "a\nb\n"),
-        ("a\nb", "a\nc"),
-        ("a\nb", "a"),
-        ("a\nb", "a\nb\nc"),
-        ("a\na\na\n", "a\nb\na\n"),
-        ("a\r\nb\r\nc\r\n", "a\r\nB\r\nB2\r\nc\r\n"),
-        ("\n\n\n", "\n\nx\n\n"),
-        ("x\n", "\n"),
-        ("Title\n=======\nText\n", "Title\n=======\nOther\n"),
+        *EDGE_CASES,
         ("a\n=======\nb\n", "a\n=======\n=======\nb\n"),
         ("=======\n", "=======\n=======\n"),
-        ("\ufeffa\nb\n", "\ufeffa\nc\n"),
     ],
 )
 def test_hunks_for_round_trips_the_edge_cases(old: str, new: str) -> None:

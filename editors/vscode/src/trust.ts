@@ -24,6 +24,7 @@ export const REFACTOR_SETTINGS: readonly string[] = [
   "scope",
   "editFormat",
   "hunksMinLines",
+  "hunksForm",
   "timeoutS",
   "connectTimeoutS",
   "firstTokenTimeoutS",
