@@ -214,12 +214,15 @@ def _utf16_offset(text: str, line: int, character: int) -> int:
 class Editor:
     """pygls's LSP client driving `python -m lsp_server`; records when things arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, progress_fields: bool = False) -> None:
         from lsprotocol import types
         from pygls.lsp.client import LanguageClient
 
         self.types = types
         self.client = LanguageClient("refactor-lsp-perf", "1")
+        # As the VS Code extension and the Neovim plugin: ask for `refactorLsp/progress`, and read it.
+        self.progress_fields = progress_fields
+        self.fields_seen = 0
         self.buffers: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self.apply_times: list[float] = []  # perf_counter() when workspace/applyEdit arrived
@@ -275,6 +278,10 @@ class Editor:
         def on_log(params: types.LogMessageParams) -> None:
             pass
 
+        @client.feature("refactorLsp/progress")
+        def on_progress_fields(params: Any) -> None:
+            self.fields_seen += 1
+
         @client.feature("refactorLsp/stats")
         def on_stats(params: Any) -> None:
             self.stats.append(params if isinstance(params, dict) else dict(params._asdict()))
@@ -301,7 +308,7 @@ class Editor:
                 capabilities=capabilities,
                 process_id=os.getpid(),
                 workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-                initialization_options=init_options,
+                initialization_options={**init_options, "progressFields": self.progress_fields},
             )
         )
         self.client.initialized(types.InitializedParams())
@@ -413,7 +420,7 @@ async def direct_call(client: Any, request: dict[str, Any]) -> tuple[float, str]
     return time.perf_counter() - t0, "".join(parts)
 
 
-async def bench_overhead(pairs: int) -> None:
+async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
     from openai import AsyncOpenAI
 
     from lsp_server.config import build_config
@@ -434,11 +441,12 @@ async def bench_overhead(pairs: int) -> None:
         },
         "fake",
     )
-    editor = Editor()
+    editor = Editor(progress_fields)
     sdk = AsyncOpenAI(base_url=url, api_key="no-key", max_retries=0)
     print(
         f"\n[overhead] 2,000-line file, cursor in one function, '{instruction}'; loopback backend in its own "
-        f"process, {OVERHEAD_STEP_S * 1000:g} ms per forward pass, speculation from the prediction field"
+        f"process, {OVERHEAD_STEP_S * 1000:g} ms per forward pass, speculation from the prediction field; the "
+        + ("client asks for refactorLsp/progress, as the plugins do" if progress_fields else "client: any LSP editor")
     )
     try:
         await editor.start(options)
@@ -957,6 +965,11 @@ def main() -> int:
     parser.add_argument("--json", help="also write the rows as JSON to this file ('-' for stdout)")
     parser.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS))
     parser.add_argument("--pairs", type=int, default=16, help="A/B pairs for the overhead ratio")
+    parser.add_argument(
+        "--progress-fields",
+        action="store_true",
+        help="overhead: the client asks for refactorLsp/progress and reads it, as the VS Code and Neovim plugins do",
+    )
     parser.add_argument("--runs", type=int, default=7, help="runs for start-up and streaming medians")
     parser.add_argument("--scope-reps", type=int, default=3)
     parser.add_argument("--vllm-functions", type=int, default=16, help="most functions in the real local vLLM file")
@@ -981,7 +994,7 @@ def main() -> int:
         if "startup" in only:
             await bench_startup(args.runs)
         if "overhead" in only:
-            await bench_overhead(args.pairs)
+            await bench_overhead(args.pairs, args.progress_fields)
         if "streaming" in only:
             await bench_streaming(args.runs)
         if "scope" in only:

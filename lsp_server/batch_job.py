@@ -240,6 +240,8 @@ class BatchProgress(ProgressReporter):
         self.server.work_done_progress.report(
             self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
         )
+        if not self.server.wants_progress_fields:
+            return
         generated, predicted = run.chars()
         payload = BatchProgressPayload(
             token=self.token,

@@ -45,6 +45,7 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
         ls.settings.configuration_trusted = (
             options.get("configurationTrusted", options.get("configuration_trusted")) is True
         )
+        ls.wants_progress_fields = options.get("progressFields", options.get("progress_fields")) is True
     folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
     if not folders and params.root_uri:
         folders = [to_fs_path(params.root_uri)]

@@ -189,9 +189,10 @@ class RefactorJob:
 
     @contextlib.asynccontextmanager
     async def progress_shown(self, progress: ProgressReporter) -> AsyncIterator[None]:
-        """The progress, begun while the work starts and ended in order whatever happens. The editor
-        creates the token while the backend starts: that round trip is not on the way to the first
-        token (a report made before the token exists waits for it)."""
+        """The progress, shown once the work has run a while (progress.PROGRESS_SHOW_DELAY_S) and
+        ended in order whatever happens. The editor creates the token while the backend streams: that
+        round trip is not on the way to the first token (a report made before the token exists waits
+        for it)."""
         begun = self.host.spawn(progress.begin(), "progress begin")
         try:
             yield
@@ -200,8 +201,10 @@ class RefactorJob:
             raise
         finally:
             try:
-                if not begun.done():  # a quick failure: let the token begin, so that it ends in order
+                if not begun.done() and progress.asked:  # the token is being made: let it begin, then end
                     await asyncio.wait([begun], timeout=CLIENT_REPLY_TIMEOUT_S)
+                else:
+                    begun.cancel()  # done before the progress was due: none is shown
             finally:
                 progress.end()
 

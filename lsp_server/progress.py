@@ -20,14 +20,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLIENT_REPLY_TIMEOUT_S = 5.0  # how long the server waits for an editor's answer to its own requests
+# A refactor shows its progress once it has run this long. Creating the token is a round trip to the
+# editor, made while the request goes out and the backend starts: on a busy machine it delayed the
+# answer by about 2 ms (benchmarks/recorded/2026-12-01-overhead.md). A refactor done sooner shows
+# none, as a bar that flashes for a tenth of a second would tell nothing.
+PROGRESS_SHOW_DELAY_S = 0.1
 
 
 class ProgressClient(Protocol):
     """What progress needs of the server: whether the editor shows progress, pygls's `$/progress`
-    helper, and a way to send the `refactorLsp/progress` notification."""
+    helper, and a way to send the `refactorLsp/progress` notification to a plugin that reads it."""
 
     @property
     def supports_progress(self) -> bool: ...
+
+    @property
+    def wants_progress_fields(self) -> bool: ...
 
     @property
     def work_done_progress(self) -> WorkDoneProgress: ...
@@ -50,10 +58,15 @@ class ProgressReporter:
         self.token: str | None = None
         self.pending: Progress | None = None  # the last report made before the token existed
         self.ended = False
+        self.asked = False  # the editor was asked for a token: `begin` then runs to its end
 
     async def begin(self) -> None:
         if not self.server.supports_progress:
             return
+        await asyncio.sleep(PROGRESS_SHOW_DELAY_S)
+        if self.ended:
+            return
+        self.asked = True
         token = f"{PROGRESS_TOKEN_PREFIX}{uuid.uuid4()}"
         try:
             await asyncio.wait_for(self.server.work_done_progress.create_async(token), CLIENT_REPLY_TIMEOUT_S)
@@ -90,6 +103,8 @@ class ProgressReporter:
         self.server.work_done_progress.report(
             self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
         )
+        if not self.server.wants_progress_fields:
+            return
         # The same figures as fields, for plugins (a statusline): never parsed out of the message.
         payload = ProgressPayload(
             token=self.token,

@@ -93,6 +93,9 @@ class RefactorServer(LanguageServer):
         self.background: set[asyncio.Task[Any]] = set()
         self.verbose = 0
         self.shutdown_requested = False
+        # `initializationOptions.progressFields`: the editor's plugin reads `refactorLsp/progress`. Other
+        # editors get `$/progress` alone: a notification no handler reads still costs both sides a parse.
+        self.wants_progress_fields = False
         self._engine: Engine | None = None
         self._history: History | None = None
         self._backend_memory: BackendMemory | None = None

@@ -31,7 +31,14 @@ from .config_schema import WORKSPACE_FILE, ConfigError
 SECTION = "refactorLsp"
 
 
-EDITOR_ONLY_KEYS = ("workspaceTrusted", "workspace_trusted", "configurationTrusted", "configuration_trusted")
+EDITOR_ONLY_KEYS = (
+    "workspaceTrusted",
+    "workspace_trusted",
+    "configurationTrusted",
+    "configuration_trusted",
+    "progressFields",
+    "progress_fields",
+)
 
 
 def settings_section(options: Any) -> Any:

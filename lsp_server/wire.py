@@ -5,7 +5,8 @@
 - It answers a `RefactorReply`: a `RefactorStatus`, the message shown, and the stats.
 - `refactorLsp/stats` (notification): `StatsPayload` — the stats record plus the one-line
   `summary` and the short `status_text`, ready-made so that no client formats them itself.
-- `refactorLsp/progress` (notification), alongside `$/progress`: `ProgressPayload`, the live
+- `refactorLsp/progress` (notification), alongside `$/progress` to a client that asked for it
+  (`initializationOptions.progressFields`): `ProgressPayload`, the live
   figures as fields of their own (tokens/s by the final stats' definition, generated and
   predicted size), never to be parsed
   out of the progress message.
@@ -13,7 +14,7 @@
   `targets`) and answers a `RefactorReply` whose stats are the batch's record (batch_stats.py);
   its progress is a `BatchProgressPayload`.
 
-The README's "Commands and notifications" section documents the same shapes.
+docs/protocol.md ("Commands and notifications") documents the same shapes.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
+from lsp_server.wire import PROGRESS_NOTIFICATION
 from tests.lsp_harness import Editor, capabilities, server_setup, until
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
@@ -75,9 +76,37 @@ def _titles(actions: list[types.CodeAction]) -> list[str]:
     return [a.title for a in actions]
 
 
+async def test_an_editor_that_did_not_ask_gets_progress_without_the_plugins_notification(
+    editor: Editor, backend: FakeBackend, client: LanguageClient
+):
+    """`refactorLsp/progress` goes only to a plugin that asked for it (`progressFields`); any editor
+    gets the `$/progress` bar with the same figures in its message."""
+    fields: list[object] = []
+
+    @client.feature(PROGRESS_NOTIFICATION)
+    def on_fields(params: object) -> None:
+        fields.append(params)
+
+    uri = editor.open(WORKSPACE / "plain_editor.py", PY_SOURCE)
+    known = set(client.progress_reports)
+    answer = "def load(path):\n    content = open(path).read()\n    return parse(content)\n"
+    backend.enqueue(Reply(text=answer, delay_headers_s=0.3))  # long enough to show its progress
+    reply = await editor.execute(
+        "refactorLsp.refactor", {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename"}
+    )
+    assert reply["status"] == "applied", reply
+    (token,) = set(client.progress_reports) - known
+    reports = [r for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressReport)]
+    assert any("chars" in (r.message or "") for r in reports), client.progress_reports[token]
+    await asyncio.sleep(0.05)  # anything sent with the reports has arrived by now
+    assert fields == []
+
+
 async def test_happy_path_rename_in_function(editor: Editor, backend: FakeBackend, client: LanguageClient):
     uri = editor.open(WORKSPACE / "happy.py", PY_SOURCE)
     await editor.code_actions(uri, editor.cursor_at(uri, "data = open"))
+    known = set(client.progress_reports)
+    backend.enqueue(Reply(delay_headers_s=0.3))  # the model's answer, late enough to show progress (from 0.1 s)
     result = await editor.execute(
         "refactorLsp.refactor",
         {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"},
@@ -107,9 +136,11 @@ async def test_happy_path_rename_in_function(editor: Editor, backend: FakeBacken
     ):
         assert key in stats
     # Progress began, reported a percentage, and ended.
-    reports = [r for token, rs in client.progress_reports.items() for r in rs]
-    assert any(isinstance(r, types.WorkDoneProgressBegin) and "Refactor with prediction" in r.title for r in reports)
-    assert any(isinstance(r, types.WorkDoneProgressEnd) for r in reports)
+    (token,) = set(client.progress_reports) - known
+    reports = client.progress_reports[token]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and "Refactor with prediction" in reports[0].title
+    assert any(isinstance(r, types.WorkDoneProgressReport) and r.percentage for r in reports), reports
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
 
 
 async def test_code_actions_listed_without_calling_a_model(editor: Editor, backend: FakeBackend):

@@ -50,6 +50,7 @@ async def client(lsp_client: LanguageClient, backend: FakeBackend, speculating: 
             capabilities=capabilities("visual-studio-code"),
             workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
             initialization_options={
+                "progressFields": True,  # as the VS Code extension and the Neovim plugin ask
                 "defaultBackend": "fake",
                 "backends": {
                     "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"},

@@ -11,6 +11,8 @@ return {
   -- The `refactorLsp` section, answered to `workspace/configuration` (scoped per document).
   -- An empty Lua table would be sent as a JSON list, so the empty default is an explicit dict.
   settings = { refactorLsp = vim.empty_dict() },
+  -- The statusline reads `refactorLsp/progress`, which the server sends only to a client that asks.
+  init_options = { progressFields = true },
   handlers = {
     -- Outcomes arrive as `window/showMessage` ("refactor-lsp: ..."): shown once via vim.notify.
     ['window/showMessage'] = function(...)

@@ -131,6 +131,7 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     initializationOptions: {
       workspaceTrusted: vscode.workspace.isTrusted,
       configurationTrusted: true,
+      progressFields: true, // the status bar reads refactorLsp/progress (the server sends it only when asked)
       refactorLsp: {},
     },
     outputChannel: output,

@@ -421,7 +421,7 @@ function M.setup(opts)
   if options.settings ~= nil then
     local settings = normalize(options.settings)
     config.settings = { refactorLsp = settings } -- answers workspace/configuration
-    config.init_options = { refactorLsp = settings } -- and sent with initialize
+    config.init_options = { refactorLsp = settings, progressFields = true } -- and sent with initialize
   end
   vim.lsp.config(M.name, config)
 
