@@ -85,12 +85,13 @@ HUNKS_ANSWER_INSTRUCTION = (
     "Answer only with SEARCH/REPLACE blocks that copy lines of the region exactly; no explanations, no markdown."
 )
 
-_HEAD = re.compile(r"<{5,9}[ \t]*SEARCH[ \t]*")
-_DIVIDER = re.compile(r"={7}[ \t]*")
-_TAIL = re.compile(r">{5,9}[ \t]*REPLACE[ \t]*")
-_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
+# The lines both forms of an answer are read by (hunks_diff.py reads the diff form with them).
+SEARCH_LINE = re.compile(r"<{5,9}[ \t]*SEARCH[ \t]*")
+DIVIDER_LINE = re.compile(r"={7}[ \t]*")
+REPLACE_LINE = re.compile(r">{5,9}[ \t]*REPLACE[ \t]*")
+FENCE_LINE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
 # "src/app.py" alone on a line above a fence: a file name, not an explanation.
-_FILE_NAME = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
+FILE_NAME_LINE = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
 _SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
 # A SEARCH matching twice is refused; its places are counted up to this, for the message only.
 _COUNTED = 100
@@ -164,16 +165,18 @@ class HunksResult:
     blocks: int = 0  # how many blocks the answer had
 
 
-def _fail(problem: str, block: int | None = None) -> HunksError:
+def refusal(problem: str, block: int | None = None) -> HunksError:
+    """The error that refuses a whole answer: what is wrong, that nothing was applied, what to do."""
     return HunksError(f"{problem}; nothing was applied — run it again, or use {FALLBACK_SETTING}", block)
 
 
-def _shown(line: str) -> str:
+def shown(line: str) -> str:
+    """A line as quoted in a message: stripped, and cut when long."""
     line = line.strip()
     return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 3] + "..."
 
 
-def _content(line: str) -> str:
+def line_content(line: str) -> str:
     return line.rstrip("\r\n")
 
 
@@ -185,37 +188,37 @@ def parse_hunks(answer: str) -> list[Hunk]:
 
     A blank answer (or one of fences only) gives no blocks: the model made no change.
     """
-    lines = [_content(line) for line in split_lines(answer)]
+    lines = [line_content(line) for line in split_lines(answer)]
     hunks: list[Hunk] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _HEAD.fullmatch(line):
+        if SEARCH_LINE.fullmatch(line):
             hunk, i = _parse_block(lines, i, len(hunks) + 1)
             hunks.append(hunk)
             continue
-        if not line.strip() or _FENCE.fullmatch(line):
+        if not line.strip() or FENCE_LINE.fullmatch(line):
             i += 1
             continue
-        if _FILE_NAME.fullmatch(line) and i + 1 < len(lines) and _FENCE.fullmatch(lines[i + 1]):
+        if FILE_NAME_LINE.fullmatch(line) and i + 1 < len(lines) and FENCE_LINE.fullmatch(lines[i + 1]):
             i += 1
             continue
-        if _DIVIDER.fullmatch(line) or _TAIL.fullmatch(line):
-            raise _fail(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
-        if not hunks and not any(_HEAD.fullmatch(rest) for rest in lines[i:]):
-            raise _fail(f'the model answered without SEARCH/REPLACE blocks (it wrote "{_shown(line)}")')
+        if DIVIDER_LINE.fullmatch(line) or REPLACE_LINE.fullmatch(line):
+            raise refusal(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
+        if not hunks and not any(SEARCH_LINE.fullmatch(rest) for rest in lines[i:]):
+            raise refusal(f'the model answered without SEARCH/REPLACE blocks (it wrote "{shown(line)}")')
         if line.startswith(DIFF_HUNK):
-            raise _fail(f"the model's answer mixes SEARCH/REPLACE blocks and diff hunks (a `{_shown(line)}` line)")
-        raise _fail(f'the model\'s answer has text outside the SEARCH/REPLACE blocks ("{_shown(line)}")')
+            raise refusal(f"the model's answer mixes SEARCH/REPLACE blocks and diff hunks (a `{shown(line)}` line)")
+        raise refusal(f'the model\'s answer has text outside the SEARCH/REPLACE blocks ("{shown(line)}")')
     return hunks
 
 
 def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
     """The block whose SEARCH marker is lines[head], and the index of the line after it."""
     end = head + 1
-    while end < len(lines) and not _TAIL.fullmatch(lines[end]):
-        if _HEAD.fullmatch(lines[end]):
-            raise _fail(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
+    while end < len(lines) and not REPLACE_LINE.fullmatch(lines[end]):
+        if SEARCH_LINE.fullmatch(lines[end]):
+            raise refusal(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
         end += 1
     if end == len(lines):
         # The stream said "stop" (an answer cut at the token cap is refused before parsing), so the
@@ -226,9 +229,9 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
             number,
         )
     body = lines[head + 1 : end]
-    dividers = [k for k, line in enumerate(body) if _DIVIDER.fullmatch(line)]
+    dividers = [k for k, line in enumerate(body) if DIVIDER_LINE.fullmatch(line)]
     if not dividers:
-        raise _fail(f"the model's edit block {number} has no {DIVIDER} line between SEARCH and REPLACE", number)
+        raise refusal(f"the model's edit block {number} has no {DIVIDER} line between SEARCH and REPLACE", number)
     readings = [(tuple(body[:k]), tuple(body[k + 1 :])) for k in dividers]
     search, replace = readings[0]
     return Hunk(search, replace, number, tuple(readings[1:])), end + 1
@@ -250,7 +253,7 @@ class TextLines:
         # A byte order mark belongs to the file, not to the first line the model copies.
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         raw = split_lines(text[len(bom) :])
-        lines = [_content(line) for line in raw]
+        lines = [line_content(line) for line in raw]
         return TextLines(bom, lines, [line[len(content) :] for line, content in zip(raw, lines, strict=True)])
 
     def newline(self) -> str | None:
@@ -270,7 +273,7 @@ class _Match:
 def _which(search: Lines, terms: _Terms) -> str:
     """How a message points at a block: its SEARCH's first line that shows something."""
     first = next((line for line in search if line.strip()), None)
-    return terms.first.format(_shown(first)) if first is not None else terms.blank
+    return terms.first.format(shown(first)) if first is not None else terms.blank
 
 
 def _locate(
@@ -304,12 +307,12 @@ def _locate(
             return found
         if repeated:
             places = f"{repeated} places" if repeated < _COUNTED else f"{_COUNTED} places or more"
-            raise _fail(
+            raise refusal(
                 f"the model's {terms.block} {number} matches the code in {places} ({which}), so it is "
                 "unclear which to change",
                 number,
             )
-    raise _fail(f"the model's {terms.block} {number} does not match the code ({which})", number)
+    raise refusal(f"the model's {terms.block} {number} does not match the code ({which})", number)
 
 
 def _shift_note(number: int, shift: Shift, terms: _Terms) -> str:
@@ -368,7 +371,7 @@ def apply_hunks(
             continue
         if not text.lines:
             if hunk.search:
-                raise _fail(
+                raise refusal(
                     f"the model's {terms.block} {number} does not match the code (the region is empty, and "
                     f"{_which(hunk.search, terms)})",
                     number,
@@ -376,11 +379,11 @@ def apply_hunks(
             matches.append(_Match(0, 0, [(line, None) for line in hunk.replace], number))
             continue
         if not hunk.search and not hunk.other_readings:
-            raise _fail(f"the model's {terms.block} {number} {terms.only_added}", number)
+            raise refusal(f"the model's {terms.block} {number} {terms.only_added}", number)
         try:
             start, search, replace, shift = _locate(hunk, number, finder, notes, terms)
         except MatchBudgetExceeded:
-            raise _fail(
+            raise refusal(
                 f"the model's {terms.block}s repeat lines that occur so often in the code that locating them was "
                 f"stopped at {terms.note} {number} (over {MATCH_BUDGET:,} line comparisons)",
                 number,
@@ -404,7 +407,7 @@ def apply_hunks(
     for before, after in pairwise(distinct):
         if after.start < before.end or after.start == before.start:
             first, second = sorted((before.number, after.number))
-            raise _fail(f"the model's {terms.block}s {first} and {second} change the same lines of the code", second)
+            raise refusal(f"the model's {terms.block}s {first} and {second} change the same lines of the code", second)
     new = _join(text, distinct, newline) if distinct else region
     return HunksResult(new, notes, changed=new != region, blocks=len(hunks))
 

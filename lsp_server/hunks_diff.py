@@ -47,7 +47,19 @@ import re
 from dataclasses import dataclass, field
 
 from .config_schema import HunksForm
-from .hunks import _DIVIDER, _FENCE, _FILE_NAME, _HEAD, _TAIL, DIFF_HUNK, Hunk, _content, _fail, _shown, parse_hunks
+from .hunks import (
+    DIFF_HUNK,
+    DIVIDER_LINE,
+    FENCE_LINE,
+    FILE_NAME_LINE,
+    REPLACE_LINE,
+    SEARCH_LINE,
+    Hunk,
+    line_content,
+    parse_hunks,
+    refusal,
+    shown,
+)
 from .text import split_lines
 
 DIFF_SYSTEM_PROMPT = (
@@ -95,7 +107,7 @@ class HunksAnswer:
 def answer_form(answer: str) -> HunksForm | None:
     """The form of the answer's first marker line: a SEARCH marker, or a line starting `@@`; None: neither."""
     for line in split_lines(answer):
-        if _HEAD.fullmatch(_content(line)):
+        if SEARCH_LINE.fullmatch(line_content(line)):
             return "search-replace"
         if line.startswith(DIFF_HUNK):
             return "diff"
@@ -115,7 +127,7 @@ def parse_answer(answer: str, asked: HunksForm = "search-replace") -> HunksAnswe
 def parse_diff(answer: str) -> list[Hunk]:
     """The hunks of an answer in the diff form, in order, as blocks. Raises HunksError when the answer
     breaks the form. A blank answer (or one of fences only) gives no hunks: the model made no change."""
-    lines = [_content(line) for line in split_lines(answer)]
+    lines = [line_content(line) for line in split_lines(answer)]
     hunks: list[Hunk] = []
     i = 0
     while i < len(lines):
@@ -128,11 +140,11 @@ def parse_diff(answer: str) -> list[Hunk]:
         elif _header_at(lines, i):
             i += 2
         elif _is_block_marker(line):
-            raise _fail(_MIXED)
+            raise refusal(_MIXED)
         elif not hunks and not any(rest.startswith(DIFF_HUNK) for rest in lines[i:]):
-            raise _fail(f'the model answered without diff hunks (no {DIFF_HUNK} line; it wrote "{_shown(line)}")')
+            raise refusal(f'the model answered without diff hunks (no {DIFF_HUNK} line; it wrote "{shown(line)}")')
         else:
-            raise _fail(f'the model\'s answer has text outside the diff hunks ("{_shown(line)}")')
+            raise refusal(f'the model\'s answer has text outside the diff hunks ("{shown(line)}")')
     return hunks
 
 
@@ -142,7 +154,8 @@ def _parse_hunk(lines: list[str], start: int, number: int) -> tuple[Hunk, int]:
     i = start
     while i < len(lines):
         line = lines[i]
-        if line.startswith(DIFF_HUNK) or _header_at(lines, i) or (line[:1] in ("`", "~") and _FENCE.fullmatch(line)):
+        fence = line[:1] in ("`", "~") and FENCE_LINE.fullmatch(line)
+        if line.startswith(DIFF_HUNK) or _header_at(lines, i) or fence:
             break
         i += 1
         if not line:
@@ -152,13 +165,13 @@ def _parse_hunk(lines: list[str], start: int, number: int) -> tuple[Hunk, int]:
         elif _no_newline(line):
             continue
         elif _is_block_marker(line):
-            raise _fail(_MIXED, number)
+            raise refusal(_MIXED, number)
         else:
             indent = "tab" if line.startswith("\t") else "blank"
             after = f", after a {indent}" if line[0].isspace() else ""
-            raise _fail(
+            raise refusal(
                 f"the model's hunk {number} has a line that starts with neither a space, '-' nor '+' "
-                f'("{_shown(line)}"{after})',
+                f'("{shown(line)}"{after})',
                 number,
             )
     # Empty lines at the edges are separators, not part of the hunk (the module docstring).
@@ -173,9 +186,9 @@ def _parse_hunk(lines: list[str], start: int, number: int) -> tuple[Hunk, int]:
 def _allowed_outside(lines: list[str], i: int) -> bool:
     """lines[i] may stand outside the hunks: blank, a fence, a file name above a fence, `\\ No newline`."""
     line = lines[i]
-    if not line.strip() or _FENCE.fullmatch(line) or _no_newline(line):
+    if not line.strip() or FENCE_LINE.fullmatch(line) or _no_newline(line):
         return True
-    return bool(_FILE_NAME.fullmatch(line)) and i + 1 < len(lines) and bool(_FENCE.fullmatch(lines[i + 1]))
+    return bool(FILE_NAME_LINE.fullmatch(line)) and i + 1 < len(lines) and bool(FENCE_LINE.fullmatch(lines[i + 1]))
 
 
 def _no_newline(line: str) -> bool:
@@ -183,7 +196,7 @@ def _no_newline(line: str) -> bool:
 
 
 def _is_block_marker(line: str) -> bool:
-    return any(marker.fullmatch(line) for marker in (_HEAD, _DIVIDER, _TAIL))
+    return any(marker.fullmatch(line) for marker in (SEARCH_LINE, DIVIDER_LINE, REPLACE_LINE))
 
 
 def _header_at(lines: list[str], i: int) -> bool:
