@@ -19,18 +19,16 @@ written in (default `search-replace`; `diff`: unified-diff hunks). About 10 seco
 
 from __future__ import annotations
 
-import argparse
 import ast
 import statistics
 import sysconfig
 from pathlib import Path
-from typing import get_args
 
 from lsp_server.bench.ideal import Ideal, changed_chars
 from lsp_server.bench.runs import Mode
 from lsp_server.bench.tasks import Task
 from lsp_server.config_schema import HunksForm
-from lsp_server.testing.calibration import Simulator
+from lsp_server.testing.calibration import Simulator, simulation_arguments
 from lsp_server.testing.profiles import PROFILES, BackendProfile
 
 SIZES = (25, 50, 75, 100, 125, 150, 175, 200, 250, 300, 400, 600, 800)
@@ -152,14 +150,7 @@ def report(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", action="append", choices=list(PROFILES), help="only these (default: all)")
-    parser.add_argument(
-        "--hunks-form",
-        choices=get_args(HunksForm),
-        default="search-replace",
-        help="how hunks answers are written: refactor.hunks_form (default: search-replace)",
-    )
+    parser = simulation_arguments(__doc__.splitlines()[0])
     args = parser.parse_args()
     print(f"hunks answers as {args.hunks_form} (refactor.hunks_form)")
     tasks = sweep_tasks()

@@ -25,16 +25,13 @@ in real time.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 from pathlib import Path
-from typing import get_args
 
 from lsp_server.bench.formats_report import FormatsReport, TaskFormats, summarize_formats
 from lsp_server.bench.runs import Mode
-from lsp_server.config_schema import HunksForm
 from lsp_server.edit_format import hunks_min_lines
-from lsp_server.testing.calibration import Simulator, calibrate, corpus_tasks
+from lsp_server.testing.calibration import Simulator, calibrate, corpus_tasks, simulation_arguments
 from lsp_server.testing.profiles import PROFILES, BackendProfile
 
 # (profile, kind of fake): every profile on its own kind; the perfect model, the upper bound, on both.
@@ -136,15 +133,8 @@ def targets_row(profile: BackendProfile, kind: str, report: FormatsReport) -> No
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", action="append", choices=list(PROFILES), help="only these (default: all)")
+    parser = simulation_arguments(__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, default=None, help="the corpus (default: benchmarks/tasks)")
-    parser.add_argument(
-        "--hunks-form",
-        choices=get_args(HunksForm),
-        default="search-replace",
-        help="how hunks answers are written: refactor.hunks_form (default: search-replace)",
-    )
     args = parser.parse_args()
     print(f"hunks answers as {args.hunks_form} (refactor.hunks_form)\n")
     folder, tasks = corpus_tasks(args.tasks)

@@ -21,11 +21,12 @@ bench's own code summarizes them: the speed-up is a `Pair`'s, the edit formats' 
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ..bench.runner import MODE_REQUESTS, SizeRuleOnly
 from ..bench.runs import Mode, Pair, Run
@@ -37,11 +38,24 @@ from ..engine import Engine
 from ..refactor import Plan
 from ..stats import RefactorStats, measured
 from .pacing import Paced, pace
-from .profiles import BackendProfile
+from .profiles import PROFILES, BackendProfile
 from .responders import instruction_of, model_answer, region_of
 
 PASS_MS = 1.0  # one simulated pass, in the stats' milliseconds
 BACKEND = "sim"
+
+
+def simulation_arguments(description: str) -> argparse.ArgumentParser:
+    """The options every simulation script takes: which profiles, and the form of hunks answers."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--profile", action="append", choices=list(PROFILES), help="only these (default: all)")
+    parser.add_argument(
+        "--hunks-form",
+        choices=get_args(HunksForm),
+        default="search-replace",
+        help="how hunks answers are written: refactor.hunks_form (default: search-replace)",
+    )
+    return parser
 
 
 def sim_config(kind: str, hunks_min_lines: int = 0, hunks_form: HunksForm = "search-replace") -> Config:
