@@ -13,7 +13,7 @@ test:
 lint:
 	ruff check . && ruff format --check .
 
-# docs/settings.md from lsp_server/config_schema.py and the descriptions in docs/gen_settings.py
+# docs/settings.md from lsp_server/config/schema.py and the descriptions in docs/gen_settings.py
 # (tests/unit/test_settings_docs.py fails when it is stale).
 docs:
 	$(PYTHON) docs/gen_settings.py

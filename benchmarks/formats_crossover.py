@@ -27,7 +27,7 @@ from pathlib import Path
 from lsp_server.bench.ideal import Ideal, changed_chars
 from lsp_server.bench.runs import Mode
 from lsp_server.bench.tasks import Task
-from lsp_server.config_schema import HunksForm
+from lsp_server.config.schema import HunksForm
 from lsp_server.testing.calibration import Simulator, simulation_arguments
 from lsp_server.testing.profiles import PROFILES, BackendProfile
 

@@ -423,8 +423,8 @@ async def direct_call(client: Any, request: dict[str, Any]) -> tuple[float, str]
 async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
     from openai import AsyncOpenAI
 
-    from lsp_server.config import build_config
-    from lsp_server.config_layers import editor_layer
+    from lsp_server.config.layers import editor_layer
+    from lsp_server.config.load import build_config
     from lsp_server.engine import Engine
     from lsp_server.refactor import RefactorRequest
     from lsp_server.testing.fake_backend import FakeBackend
@@ -767,8 +767,8 @@ async def bench_streaming(runs: int) -> None:
 async def scope_pair(
     kind: str, url: str, model: str, text: str, needle: str, instruction: str, reps: int, **refactor: Any
 ) -> None:
-    from lsp_server.config import build_config
-    from lsp_server.config_layers import editor_layer
+    from lsp_server.config.layers import editor_layer
+    from lsp_server.config.load import build_config
     from lsp_server.engine import Engine
     from lsp_server.refactor import RefactorRequest
 
@@ -881,8 +881,8 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
     """Scoped vs whole-file on the real local vLLM. Its tiny model cannot perform the edit (it loops
     until the token cap), so the answers are measured even when the pipeline refuses to apply them,
     and the ratios are reported as information, not as a verdict on the target."""
-    from lsp_server.config import build_config
-    from lsp_server.config_layers import editor_layer
+    from lsp_server.config.layers import editor_layer
+    from lsp_server.config.load import build_config
     from lsp_server.engine import Engine
     from lsp_server.refactor import RefactorError, RefactorRequest
 

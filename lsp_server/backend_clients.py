@@ -7,8 +7,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from .backend_errors import BackendError
-from .config import api_key
-from .config_schema import BackendConfig, ConfigError, RefactorSettings
+from .config.load import api_key
+from .config.schema import BackendConfig, ConfigError, RefactorSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

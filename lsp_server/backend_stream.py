@@ -17,7 +17,7 @@ from typing import Any, cast
 from .acceptance import Acceptance, read_acceptance
 from .backend_clients import ClientPool
 from .backend_errors import BackendError, redact
-from .config_schema import BackendConfig, RefactorSettings
+from .config.schema import BackendConfig, RefactorSettings
 
 
 class MalformedStream(ValueError):

@@ -27,7 +27,7 @@ from .backend_errors import (
     server_message,
 )
 from .backend_stream import Completion, DeltaCallback, StreamRequest, stream_once
-from .config_schema import BackendConfig, PredictionVia, RefactorSettings
+from .config.schema import BackendConfig, PredictionVia, RefactorSettings
 from .context_window import window_of_refusal
 
 log = logging.getLogger(__name__)

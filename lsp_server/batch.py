@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from .refactor import Progress, RefactorError, RefactorRequest, RefactorResult
 
 if TYPE_CHECKING:
-    from .config_schema import Config
+    from .config.schema import Config
     from .engine import Engine
     from .scope import ScopeCache
     from .scope.targets import Target

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
-from .config_schema import BackendConfig, Config, ConfigError, ScopeMode
-from .safe_write import WriteRefused, writable_target, write_file
+from .config.schema import BackendConfig, Config, ConfigError, ScopeMode
+from .files.safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
 
 if TYPE_CHECKING:
@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 
 async def _refactor(args: argparse.Namespace) -> int:
     from .engine import Engine
+    from .files.state import keep_refused_answer
     from .history import History
     from .refactor import RefactorError, RefactorRequest
     from .scope import line_span, split_lines
-    from .state_files import keep_refused_answer
     from .stats_text import summary
 
     path = Path(args.path)
@@ -129,7 +129,7 @@ async def _refactor(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace) -> int:
     from .backend_errors import BackendError, PredictionUnsupported
     from .backend_stream import StreamRequest
-    from .config import api_key
+    from .config.load import api_key
     from .engine import Engine
 
     try:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from .batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
 from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
-from .config_schema import Config, ConfigError
-from .safe_write import WriteRefused, writable_target, write_file
+from .config.schema import Config, ConfigError
+from .files.safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
 
 

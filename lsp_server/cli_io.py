@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from .config import LoadedConfig, load_config
-from .config_layers import editor_layer, user_layer
-from .config_schema import WORKSPACE_FILE, ConfigError
+from .config.layers import editor_layer, user_layer
+from .config.load import LoadedConfig, load_config
+from .config.schema import WORKSPACE_FILE, ConfigError
 from .text import count_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -63,7 +63,7 @@ def parse_lines(spec: str, text: str) -> tuple[int, int]:
 
 def read_source(path: Path, max_chars: int) -> str:
     """The file to refactor: a regular UTF-8 file of at most `max_chars` characters (refactor.max_file_chars)."""
-    from .safe_read import read_regular_file
+    from .files.safe_read import read_regular_file
 
     # UTF-8 takes at most 4 bytes a character: past that, the file is too large whatever it holds.
     data = read_regular_file(path, 4 * max_chars, limit_name=f"4 × refactor.max_file_chars = {max_chars:,} characters")

@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 
 from .backend_memory import BackendMemory
-from .config_schema import MIN_AUTO_MAX_TOKENS, BackendConfig
+from .config.schema import MIN_AUTO_MAX_TOKENS, BackendConfig
 from .context_window import ContextWindow, WindowFit
 from .refactor import Plan, RefactorError
 from .text import count_of

@@ -35,7 +35,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .config_schema import EditFormat
+from .config.schema import EditFormat
 from .history import HistoryRecord
 from .text import count_of
 

@@ -19,7 +19,7 @@ from .backend_clients import ClientPool
 from .backend_errors import BackendError, ContextWindowExceeded, PredictionUnsupported
 from .backend_memory import BackendMemory
 from .backend_stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
-from .config_schema import BackendConfig, Config, PredictionVia, RefactorSettings
+from .config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
 from .edit_format import FormatHistory
 from .edits import Replacement, region_replacements

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .state_files import open_file, open_folder, open_state_file, replace_file, state_dir
+from .files.state import open_file, open_folder, open_state_file, replace_file, state_dir
 from .stats import RefactorStats, median
 
 log = logging.getLogger(__name__)

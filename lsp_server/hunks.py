@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from .config_schema import HunksForm
+from .config.schema import HunksForm
 from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
 from .text import split_lines
 

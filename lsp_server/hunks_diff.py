@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .config_schema import HunksForm
+from .config.schema import HunksForm
 from .hunks import (
     DIFF_HUNK,
     DIVIDER_LINE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from .config_schema import HunksForm
+from .config.schema import HunksForm
 from .hunks import DIFF_HUNK, DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, TextLines, apply_hunks
 from .hunks_diff import FORM_NAMES, parse_answer
 from .hunks_match import Finder, Lines

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .config_schema import HunksForm
+from .config.schema import HunksForm
 from .hunks import HunksResult, apply_hunks
 from .hunks_diff import parse_answer
 from .prompt import REGION_END, REGION_START

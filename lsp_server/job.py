@@ -24,7 +24,7 @@ from .text import PositionEncoding, PositionMapper
 from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, RefactorStatus, stats_payload
 
 if TYPE_CHECKING:
-    from .config_schema import Config
+    from .config.schema import Config
     from .engine import Engine
     from .history import History
     from .refactor import Plan, RefactorRequest
@@ -179,7 +179,7 @@ class RefactorJob:
             self._report(stats, outcome.message, outcome.message_type)
             return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))
         except RefactorError as exc:
-            from .state_files import keep_refused_answer
+            from .files.state import keep_refused_answer
 
             message = str(exc)
             kept = keep_refused_answer(exc.output) if exc.output is not None else None

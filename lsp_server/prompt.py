@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from .config_schema import HunksForm
+from .config.schema import HunksForm
 from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
 from .hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 

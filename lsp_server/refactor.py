@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .config_schema import (
+from .config.schema import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
     BackendConfig,

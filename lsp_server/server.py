@@ -18,7 +18,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
 from .batch_job import BatchJob
-from .config_schema import Config, ConfigError
+from .config.schema import Config, ConfigError
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .scope import ScopeCache

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import attrs
 from lsprotocol import types
 
-from .config_schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
+from .config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
 
 if TYPE_CHECKING:
     from cattrs import Converter

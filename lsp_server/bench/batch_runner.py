@@ -23,7 +23,7 @@ from typing import TextIO
 from .. import __version__
 from ..batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
 from ..batch_stats import batch_totals
-from ..config_schema import Config
+from ..config.schema import Config
 from ..edits import apply_replacements
 from ..engine import Engine
 from ..scope import ScopeCache

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..config_schema import HunksForm
+from ..config.schema import HunksForm
 from ..metrics import SOURCE_APPROXIMATE
 from .probes import DraftsCounted, Machine, ServerInfo
 from .runs import Batch, Mode, Pair

@@ -23,7 +23,7 @@ from .. import __version__
 from ..backend_errors import BackendError
 from ..backend_stream import StreamRequest
 from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
-from ..config_schema import BackendConfig, Config, ConfigError, EditFormat
+from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
 from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
 from ..history import History

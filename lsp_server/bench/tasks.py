@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config_schema import EditFormat
+from ..config.schema import EditFormat
 from ..prompt import language_of
 from ..refactor import RefactorRequest
 from ..scope import choose_region, line_span, selection_lines

@@ -7,7 +7,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..config_schema import ScopeMode
+from ..config.schema import ScopeMode
 from ..definition import Definition
 from ..text import count_of
 from .cache import ScopeCache, Snapshot, snapshot_of

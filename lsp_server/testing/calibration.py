@@ -31,9 +31,9 @@ from typing import Any, get_args
 from ..bench.runner import MODE_REQUESTS, SizeRuleOnly
 from ..bench.runs import Mode, Pair, Run
 from ..bench.tasks import Task, default_tasks_dir, load_tasks
-from ..config import build_config
-from ..config_layers import Layer
-from ..config_schema import Config, HunksForm
+from ..config.layers import Layer
+from ..config.load import build_config
+from ..config.schema import Config, HunksForm
 from ..engine import Engine
 from ..refactor import Plan
 from ..stats import RefactorStats, measured

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config_schema import HunksForm
+from ..config.schema import HunksForm
 from ..hunks import SEARCH_MARKER
 from ..hunks_diff import DIFF_SYSTEM_PROMPT
 from ..hunks_write import diff_for, hunks_for

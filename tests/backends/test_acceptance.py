@@ -21,9 +21,9 @@ from lsp_server import metrics
 from lsp_server.acceptance import read_acceptance
 from lsp_server.backend_stream import StreamRequest
 from lsp_server.backends import stream_completion
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
-from lsp_server.config_schema import RefactorSettings
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import RefactorSettings
 from lsp_server.engine import Engine
 from lsp_server.refactor import RefactorError, RefactorRequest
 from lsp_server.stats import RefactorStats

@@ -12,9 +12,9 @@ from lsp_server.acceptance import Acceptance, read_acceptance
 from lsp_server.backend_errors import BackendError, PredictionUnsupported
 from lsp_server.backend_stream import StreamRequest
 from lsp_server.backends import list_models, stream_completion
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
-from lsp_server.config_schema import BackendConfig, Config, RefactorSettings
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import BackendConfig, Config, RefactorSettings
 from lsp_server.engine import Engine
 from lsp_server.prompt import build_prompt
 from lsp_server.refactor import RefactorError, RefactorRequest, default_max_tokens

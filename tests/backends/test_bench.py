@@ -35,7 +35,7 @@ from lsp_server.bench import (
     schedule,
 )
 from lsp_server.cli import main
-from lsp_server.config import build_config
+from lsp_server.config.load import build_config
 from lsp_server.stats import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of

@@ -22,7 +22,7 @@ import pytest
 
 from lsp_server.bench import BenchError, load_tasks, make_plan, max_concurrency, parse_concurrency
 from lsp_server.cli import main
-from lsp_server.config import build_config
+from lsp_server.config.load import build_config
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.speculation import simulate, tokenize
 from tests.backends.test_bench import SMALL_EDIT, TASKS_DIR, corpus_responder

@@ -26,7 +26,7 @@ from lsp_server.bench import (
     schedule,
 )
 from lsp_server.cli import main
-from lsp_server.config import build_config
+from lsp_server.config.load import build_config
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.prompt import language_of
 from lsp_server.scope import choose_region, line_span

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from lsp_server.backend_memory import FILE_NAME
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
 from lsp_server.engine import Engine
 from lsp_server.refactor import RefactorRequest
 from lsp_server.testing.context_limit import prompt_tokens

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from lsp_server import engine as engine_module
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
-from lsp_server.config_schema import Config
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import Config
 from lsp_server.engine import Engine
 from lsp_server.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
 from lsp_server.refactor import RefactorError, RefactorRequest

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
-from lsp_server.config_schema import Config, ConfigError
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import Config, ConfigError
 from lsp_server.edit_format import FormatHistory
 from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER

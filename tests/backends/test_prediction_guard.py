@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from lsp_server.cli import main
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
-from lsp_server.config_schema import Config
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import Config
 from lsp_server.engine import Engine
 from lsp_server.history import History, history_path
 from lsp_server.prediction_guard import MIN_ACCEPTANCE, MIN_SAMPLES, RETRY_EVERY, PredictionGuard

@@ -178,7 +178,7 @@ async def test_each_builtin_action(editor: Editor, backend: FakeBackend, action_
     assert result["status"] == "applied"
     old_function = "def parse(text):\n    return text.split()\n"
     assert editor.buffers[uri] == PY_SOURCE.replace(old_function, answer)
-    from lsp_server.config_schema import BUILTIN_ACTIONS
+    from lsp_server.config.schema import BUILTIN_ACTIONS
 
     instruction = next(p.instruction for p in BUILTIN_ACTIONS if p.id == action_id)
     assert f"Instruction: {instruction}" in backend.requests[-1]["messages"][1]["content"]

@@ -10,7 +10,7 @@ import pytest
 
 from lsp_server.batch import BatchItem, Outcome, TargetOutcome, shared_failure
 from lsp_server.batch_stats import batch_summary, batch_totals
-from lsp_server.config_schema import Config
+from lsp_server.config.schema import Config
 from lsp_server.definition import Definition
 from lsp_server.edits import Replacement, apply_replacements, rebase_each, region_replacements
 from lsp_server.metrics import SOURCE_APPROXIMATE

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import api_key, build_config, load_config
-from lsp_server.config_layers import Layer, editor_layer, read_toml, user_config_path, user_layer
-from lsp_server.config_schema import WORKSPACE_FILE, ConfigError, RefactorSettings
+from lsp_server.config.layers import Layer, editor_layer, read_toml, user_config_path, user_layer
+from lsp_server.config.load import api_key, build_config, load_config
+from lsp_server.config.schema import WORKSPACE_FILE, ConfigError, RefactorSettings
 from tests.conftest import toml_text
 
 USER_BACKENDS = {
@@ -489,7 +489,7 @@ def test_a_malformed_key_is_refused_without_showing_it(value: str) -> None:
     ],
 )
 def test_only_this_machine_counts_as_loopback(url: str, loopback: bool) -> None:
-    from lsp_server.config import is_loopback_url
+    from lsp_server.config.load import is_loopback_url
 
     assert is_loopback_url(url) is loopback
     user = Layer("user.toml", {"backends": {"b": {"type": "vllm", "base_url": url, "model": "m"}}})

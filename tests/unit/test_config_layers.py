@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from lsp_server import config as config_module
-from lsp_server.config import build_config, load_config
-from lsp_server.config_convert import convert
-from lsp_server.config_layers import Layer, editor_layer
-from lsp_server.config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings
+from lsp_server.config import load as config_module
+from lsp_server.config.convert import convert
+from lsp_server.config.layers import Layer, editor_layer
+from lsp_server.config.load import build_config, load_config
+from lsp_server.config.schema import BUILTIN_BACKENDS, WORKSPACE_FILE, RefactorSettings
 
 USER = Layer(
     "user.toml",

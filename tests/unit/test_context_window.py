@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import build_config
-from lsp_server.config_layers import Layer
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
 from lsp_server.context_fit import (
     DEFAULT_PROMPT_CHARS_PER_TOKEN,
     WindowTooSmall,

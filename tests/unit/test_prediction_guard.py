@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.config_schema import BackendConfig
+from lsp_server.config.schema import BackendConfig
 from lsp_server.engine import Engine
 from lsp_server.history import RECORD_VERSION, History, HistoryRecord, history_path
 from lsp_server.prediction_guard import MIN_SAMPLES, RETRY_EVERY, WINDOW, PredictionGuard

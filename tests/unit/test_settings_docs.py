@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.config_layers import _snake
+from lsp_server.config.layers import _snake
 
 ROOT = Path(__file__).resolve().parents[2]
 

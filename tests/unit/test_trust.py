@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.config import load_config
-from lsp_server.config_layers import Layer, editor_layer
-from lsp_server.config_schema import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, RefactorSettings
+from lsp_server.config.layers import Layer, editor_layer
+from lsp_server.config.load import load_config
+from lsp_server.config.schema import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, RefactorSettings
 from lsp_server.refactor import default_max_tokens
 
 WORKSPACE_TOML = '[backends.local]\nbase_url = "https://elsewhere.example/v1"\nmodel = "big"\n'
@@ -70,7 +70,7 @@ def test_plain_http_to_another_host_gets_a_warning_but_loopback_does_not(tmp_pat
 
 
 def test_tls_verification_is_on_by_default():
-    from lsp_server.config_schema import BackendConfig
+    from lsp_server.config.schema import BackendConfig
 
     assert BackendConfig().verify_tls is True
 

@@ -127,7 +127,7 @@ test("the ceilings are the server's COST_CEILINGS, each a declared refactor sett
   const declared = contributed.filter((k) => k.startsWith("refactorLsp.refactor.")).map((k) => k.split(".")[2]);
   assert.deepEqual([...REFACTOR_SETTINGS].sort(), declared.sort());
   const costs = /COST_CEILINGS = frozenset\(\s*\{([^}]*)\}\s*\)/.exec(schema)?.[1]; // one line or ruff's several
-  assert.ok(costs, "COST_CEILINGS not found in lsp_server/config_schema.py");
+  assert.ok(costs, "COST_CEILINGS not found in lsp_server/config/schema.py");
   const keys = [...costs.matchAll(/"(\w+)"/g)].map((m) => camel(m[1]));
   assert.deepEqual([...REFACTOR_CEILINGS].sort(), keys.sort());
   assert.equal(Number(/MIN_AUTO_MAX_TOKENS = (\d+)/.exec(schema)?.[1]), MIN_AUTO_MAX_TOKENS);

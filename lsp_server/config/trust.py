@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config_layers import Layer
-from .config_schema import (
+from .layers import Layer
+from .schema import (
     COST_CEILINGS,
     COST_KEYS,
     MIN_AUTO_MAX_TOKENS,

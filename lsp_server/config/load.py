@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .config_convert import convert, merge
-from .config_layers import Layer, read_toml
-from .config_schema import BUILTIN_BACKENDS, WORKSPACE_FILE, BackendConfig, Config, ConfigError
-from .config_trust import is_trusted, named_backends, restrict_untrusted
+from .convert import convert, merge
+from .layers import Layer, read_toml
+from .schema import BUILTIN_BACKENDS, WORKSPACE_FILE, BackendConfig, Config, ConfigError
+from .trust import is_trusted, named_backends, restrict_untrusted
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, TypeVar, get_args, get_type_hints
 
-from .config_schema import (
+from .schema import (
     ActionPreset,
     BackendConfig,
     Config,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config_schema import ConfigError
+from .schema import ConfigError
 
 EDITOR_SOURCE = "editor settings"
 
@@ -55,7 +55,7 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file is a few KB; a repository's may be a
 
 
 def read_toml(path: Path, *, trusted: bool = True) -> Layer:
-    from .safe_read import ReadRefused, read_regular_file
+    from ..files.safe_read import ReadRefused, read_regular_file
 
     try:
         text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
