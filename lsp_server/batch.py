@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .scope import ScopeCache
     from .scope.targets import Target
-    from .stats import RefactorStats
+    from .stats.measured import RefactorStats
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class TargetOutcome:
 
     def line(self) -> str:
         """`app.py:8-11 function `load`: applied · refactor 0.4 s · 96 tok · ...`, for people."""
-        from .stats_text import summary
+        from .stats.words import summary
 
         target = self.item.target
         where = f"{self.item.document}:{target.first_line + 1}-{target.last_line + 1} {target.definition.describe()}"

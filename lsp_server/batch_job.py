@@ -69,8 +69,8 @@ class BatchJob(RefactorJob):
 
     async def _refactor(self) -> RefactorReply:
         from .batch import MAX_TARGETS, BatchRun, batch_items, shared_failure
-        from .prompt import language_of
         from .refactor import action_title
+        from .scope.file_language import language_of
         from .scope.targets import definitions_touched, top_level_definitions
 
         host = self.host
@@ -150,7 +150,7 @@ class BatchJob(RefactorJob):
         self, outcomes: list[TargetOutcome], run: BatchRun, applied: PartsOutcome | None
     ) -> RefactorReply:
         from .batch_stats import batch_record, batch_summary, batch_totals
-        from .stats_text import detail
+        from .stats.words import detail
 
         totals = batch_totals(outcomes, run.wall_ms, run.concurrency)
         text = batch_summary(totals)

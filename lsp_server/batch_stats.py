@@ -20,7 +20,7 @@ from typing import Any
 
 from .batch import OUTCOMES, TargetOutcome
 from .metrics import SOURCE_APPROXIMATE
-from .stats import RefactorStats
+from .stats.measured import RefactorStats
 from .text import count_of
 
 

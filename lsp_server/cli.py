@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 async def _refactor(args: argparse.Namespace) -> int:
     from .engine import Engine
     from .files.state import keep_refused_answer
-    from .history import History
     from .refactor import RefactorError, RefactorRequest
     from .scope import line_span, split_lines
-    from .stats_text import summary
+    from .stats.history import History
+    from .stats.words import summary
 
     path = Path(args.path)
     scope: ScopeMode | None
@@ -315,7 +315,7 @@ async def _bench(args: argparse.Namespace) -> int:
             loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels, formats
         )
         if args.record_history:
-            from .history import History
+            from .stats.history import History
 
             plan = dataclasses.replace(plan, record_to=History())
     except (BenchError, ConfigError) as exc:
@@ -363,7 +363,7 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
             loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, args.jobs
         )
         if args.record_history:
-            from .history import History
+            from .stats.history import History
 
             plan = dataclasses.replace(plan, bench=dataclasses.replace(plan.bench, record_to=History()))
     except (BenchError, ConfigError) as exc:

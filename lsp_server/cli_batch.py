@@ -61,11 +61,11 @@ def _read_files(args: argparse.Namespace, paths: list[Path]) -> list[_File]:
 async def refactor_each(args: argparse.Namespace) -> int:
     from .batch_stats import batch_summary, batch_totals
     from .engine import Engine
-    from .history import History
-    from .prompt import language_of
     from .refactor import RefactorRequest
     from .scope import ScopeCache
+    from .scope.file_language import language_of
     from .scope.targets import definitions_touched, top_level_definitions
+    from .stats.history import History
 
     paths = [Path(args.path), *(Path(p) for p in args.more_paths)]
     problem = _usage_problem(args, paths)

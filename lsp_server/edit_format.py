@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .config.schema import EditFormat
-from .history import HistoryRecord
+from .stats.history import HistoryRecord
 from .text import count_of
 
 FORMATS = ("region", "hunks")

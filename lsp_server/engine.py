@@ -23,7 +23,6 @@ from .config.schema import BackendConfig, Config, PredictionVia, RefactorSetting
 from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
 from .edit_format import FormatHistory
 from .edits import Replacement, region_replacements
-from .history import HistoryRecord
 from .hunks import HunksError
 from .hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
 from .prediction_guard import PredictionGuard
@@ -39,7 +38,8 @@ from .refactor import (
     plan_refactor,
 )
 from .scope import ScopeCache
-from .stats import RefactorStats, measured
+from .stats.history import HistoryRecord
+from .stats.measured import RefactorStats, measured
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from .actions import KIND, command_for, kind_requested, list_actions
-from .prompt import language_of
+from .scope.file_language import language_of
 from .server import RefactorServer
 from .text import PositionMapper
 from .wire import (
@@ -54,8 +54,9 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
-    from . import apply, engine, stats  # noqa: F401  # the pipeline, now that the editor has its answer
+    from . import apply, engine  # noqa: F401  # the pipeline, now that the editor has its answer
     from .startup import settle
+    from .stats import measured  # noqa: F401
 
     settle()
     package_log = logging.getLogger("lsp_server")
@@ -168,7 +169,7 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.command(SHOW_STATS_COMMAND)
 def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from .history import summarize_history
+    from .stats.history import summarize_history
 
     records = ls.history.read()
     summaries = summarize_history(records)

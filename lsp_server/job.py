@@ -26,10 +26,10 @@ from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, Refactor
 if TYPE_CHECKING:
     from .config.schema import Config
     from .engine import Engine
-    from .history import History
     from .refactor import Plan, RefactorRequest
     from .scope import ScopeCache
-    from .stats import RefactorStats
+    from .stats.history import History
+    from .stats.measured import RefactorStats
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ class RefactorJob:
     def _report(
         self, stats: RefactorStats, outcome: str | None = None, kind: types.MessageType = types.MessageType.Info
     ) -> None:
-        from .stats_text import summary
+        from .stats.words import summary
 
         notes = "; ".join(stats.notes)
         text = summary(stats) + (f" — {outcome}" if outcome else "") + (f" ({notes})" if notes else "")
@@ -228,7 +228,7 @@ class RefactorJob:
         self._publish(stats)
 
     def _publish(self, stats: RefactorStats) -> None:
-        from .stats_text import detail
+        from .stats.words import detail
 
         log.info("refactor stats: %s", detail(stats))
         self.host.notify(STATS_NOTIFICATION, stats_payload(stats))

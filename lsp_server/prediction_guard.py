@@ -40,8 +40,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .history import HistoryRecord
-from .stats import median
+from .stats.history import HistoryRecord
+from .stats.measured import median
 from .text import count_of
 
 WINDOW = 8

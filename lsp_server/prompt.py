@@ -13,6 +13,7 @@ from pathlib import PurePath
 from .config.schema import HunksForm
 from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
 from .hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
+from .scope.file_language import language_of
 
 REGION_START = "<<<REGION"
 REGION_END = "REGION>>>"
@@ -29,56 +30,6 @@ REGION_ANSWER_INSTRUCTION = (
     "Output only the new text of the region (the lines between the markers, without the markers), "
     "complete, with the same indentation. No explanations, no markdown."
 )
-
-_LANGUAGES = {
-    ".py": "python",
-    ".pyi": "python",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".js": "javascript",
-    ".jsx": "javascriptreact",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".cs": "csharp",
-    ".rb": "ruby",
-    ".php": "php",
-    ".swift": "swift",
-    ".scala": "scala",
-    ".lua": "lua",
-    ".sh": "shellscript",
-    ".bash": "shellscript",
-    ".sql": "sql",
-    ".md": "markdown",
-    ".html": "html",
-    ".css": "css",
-    ".json": "json",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".zig": "zig",
-    ".ex": "elixir",
-    ".exs": "elixir",
-    ".hs": "haskell",
-    ".ml": "ocaml",
-    ".dart": "dart",
-    ".r": "r",
-}
-
-
-def language_of(path: str, language_id: str | None = None) -> str:
-    """The editor's languageId when it sent one, else a guess from the file extension."""
-    if language_id:
-        return language_id
-    return _LANGUAGES.get(PurePath(path).suffix.lower(), "plain text")
 
 
 @dataclass(frozen=True)

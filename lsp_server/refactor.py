@@ -27,9 +27,10 @@ from .context_window import WindowFit
 from .edit_format import FormatChoice, FormatHistory, choose_format
 from .edits import Replacement, apply_replacements
 from .hygiene import asks_for_removal
-from .prompt import Prompt, build_prompt, language_of
+from .prompt import Prompt, build_prompt
 from .scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
-from .stats import RefactorStats
+from .scope.file_language import language_of
+from .stats.measured import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
 TITLE_CHARS = 60

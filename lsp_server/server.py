@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .backend_memory import BackendMemory
     from .engine import Engine
-    from .history import History
+    from .stats.history import History
 
 # The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
 # has been answered (handlers.on_initialized), not before: the editor waits for that answer.
@@ -104,7 +104,7 @@ class RefactorServer(LanguageServer):
     def history(self) -> History:
         """The refactor history this server records to and `showStats` reads."""
         if self._history is None:
-            from .history import History
+            from .stats.history import History
 
             self._history = History()
         return self._history

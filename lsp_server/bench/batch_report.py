@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..batch_stats import BatchTotals
-from ..stats import median
+from ..stats.measured import median
 from .report import Meta
 from .runs import Mode, Run
 from .spread import Spread

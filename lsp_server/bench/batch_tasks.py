@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..batch import MAX_TARGETS
-from ..prompt import language_of
 from ..refactor import RefactorRequest
 from ..scope import ScopeCache
+from ..scope.file_language import language_of
 from ..scope.targets import Target, top_level_definitions
 from .tasks import BATCH_KIND, BenchError, is_batch_task, read_task_toml, read_utf8, task_names
 

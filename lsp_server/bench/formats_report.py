@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..stats import median
+from ..stats.measured import median
 from .ideal import Ideal, changed_chars, changed_lines
 from .runs import MODE_LABELS, Mode, Run
 from .spread import Spread

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..stats import RefactorStats, median
+from ..stats.measured import RefactorStats, median
 
 # Words, single punctuation characters, whitespace runs: a renamed identifier differs as one token,
 # not as the whole line around it, and close to how a BPE vocabulary splits code.

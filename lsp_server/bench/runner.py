@@ -26,8 +26,8 @@ from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
 from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
-from ..history import History
 from ..refactor import Progress, RefactorError
+from ..stats.history import History
 from .formats_report import summarize_formats
 from .options import EDIT_FORMATS
 from .probes import describe_server, drafts_between, machine, read_counters

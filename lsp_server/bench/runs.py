@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..stats import RefactorStats
+from ..stats.measured import RefactorStats
 
 Mode = Literal["prediction", "baseline", "hunks", "hunks-prediction", "auto"]
 # The edit-format report's names for the modes.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from ..stats import median
+from ..stats.measured import median
 from .formats_report import FormatsReport
 from .probes import DraftsCounted
 from .report import LoadLevel, Meta, ModeSummary, PairsSummary, Report, TaskSummary, Throughput

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import EditFormat
-from ..prompt import language_of
 from ..refactor import RefactorRequest
 from ..scope import choose_region, line_span, selection_lines
+from ..scope.file_language import language_of
 from ..text import split_lines
 
 TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from ..definition import Definition
 from ..text import LineIndex
+from .definition import Definition
 
 _MAX_TREES = 64  # parsed Python chunks kept for one text
 _MAX_ANSWERS = 256  # definitions found, by (language family, line), kept for one text

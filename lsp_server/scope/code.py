@@ -39,8 +39,8 @@ import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
-from ..definition import Definition
 from .cache import ScopeCache, Snapshot, snapshot_of
+from .definition import Definition
 from .headers import Header
 from .language import Language
 from .languages import LANGUAGE_OF_ID, LANGUAGES
@@ -52,7 +52,7 @@ Finder = Callable[[Snapshot, int], Definition | None]
 
 
 def code_family(language: str) -> str | None:
-    """The family `find_code_definition` reads a languageId (or `prompt.language_of` name) with.
+    """The family `find_code_definition` reads a languageId (or `file_language.language_of` name) with.
 
     Brace families differ by their strings and comments: "js" (JavaScript, TypeScript, JSX/TSX),
     "go", "rust", "c" (C, C++, Objective-C), "java" (Java, Kotlin, Scala, Groovy, Dart), "csharp",

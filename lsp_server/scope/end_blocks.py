@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..definition import Definition
 from .cache import Snapshot
+from .definition import Definition
 from .headers import Header, qualified
 from .language import Language
 from .leading import leading_start

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..definition import Definition
 from .cache import ScopeCache, Snapshot, snapshot_of
+from .definition import Definition
 
 _DEFINITION = re.compile(
     r"^\s*(?:@|(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..definition import Definition
 from .cache import Snapshot
+from .definition import Definition
 from .headers import blank, collapse, plain_name
 from .js import JS_MEMBER_NAME, TS_RETURN, TS_TYPE
 from .language import Language

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..definition import Definition
+from .definition import Definition
 from .headers import CLASS_LIKE, Classifier, Header
 from .lexers import EventReader, Lexer, brace_events
 
@@ -44,7 +44,7 @@ class Language:
     says what the block is, and which lines above a definition belong to it."""
 
     family: str
-    ids: tuple[str, ...]  # the languageIds (and `prompt.language_of` names) read this way
+    ids: tuple[str, ...]  # the languageIds (and `file_language.language_of` names) read this way
     lexer: Lexer
     declaration: re.Pattern[str]  # a line at column 0 that surely starts a top-level declaration
     events: EventReader = brace_events

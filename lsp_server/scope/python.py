@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..definition import Definition
 from .cache import ScopeCache, Snapshot, snapshot_of
+from .definition import Definition
 
 # A line at column 0 that may start a top-level statement (not a closing bracket, a comment, or a
 # clause that continues the statement above).

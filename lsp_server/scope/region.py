@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config.schema import ScopeMode
-from ..definition import Definition
 from ..text import count_of
 from .cache import ScopeCache, Snapshot, snapshot_of
+from .definition import Definition
 from .indentation import indented_definition
 from .python import python_definition
 
@@ -92,7 +92,7 @@ def choose_region(
 ) -> Region:
     """The region to rewrite for a request whose selection is [start, end).
 
-    `language` is the editor's languageId or the guess from the file name (`prompt.language_of`);
+    `language` is the editor's languageId or the guess from the file name (`file_language.language_of`);
     `cache` is the document's, when the caller keeps one (see `ScopeCache`).
     """
     if not text:

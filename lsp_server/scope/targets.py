@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..definition import Definition
 from .cache import ScopeCache, snapshot_of
+from .definition import Definition
 from .indentation import indented_definition
 from .region import _finder_for, choose_region, selection_lines
 

@@ -36,7 +36,7 @@ from ..config.load import build_config
 from ..config.schema import Config, HunksForm
 from ..engine import Engine
 from ..refactor import Plan
-from ..stats import RefactorStats, measured
+from ..stats.measured import RefactorStats, measured
 from .pacing import Paced, pace
 from .profiles import PROFILES, BackendProfile
 from .responders import instruction_of, model_answer, region_of

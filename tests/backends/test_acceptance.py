@@ -26,8 +26,8 @@ from lsp_server.config.load import build_config
 from lsp_server.config.schema import RefactorSettings
 from lsp_server.engine import Engine
 from lsp_server.refactor import RefactorError, RefactorRequest
-from lsp_server.stats import RefactorStats
-from lsp_server.stats_text import summary
+from lsp_server.stats.measured import RefactorStats
+from lsp_server.stats.words import summary
 
 DATA = Path(__file__).resolve().parent / "data"
 SETTINGS = RefactorSettings(timeout_s=20, connect_timeout_s=5, first_token_timeout_s=10, idle_timeout_s=10)

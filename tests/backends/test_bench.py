@@ -36,7 +36,7 @@ from lsp_server.bench import (
 )
 from lsp_server.cli import main
 from lsp_server.config.load import build_config
-from lsp_server.stats import RefactorStats
+from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of
 from lsp_server.testing.speculation import simulate, tokenize

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
-from lsp_server.history import History
 from lsp_server.hunks import SEARCH_MARKER
-from lsp_server.stats import RefactorStats
+from lsp_server.stats.history import History
+from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.conftest import backend_table, closed_port_url, write_config

@@ -17,7 +17,7 @@ from lsp_server.engine import Engine
 from lsp_server.hunks import SEARCH_MARKER
 from lsp_server.hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 from lsp_server.refactor import RefactorError, RefactorRequest
-from lsp_server.stats_text import summary
+from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import region_of

@@ -20,11 +20,11 @@ from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config
 from lsp_server.engine import Engine
-from lsp_server.history import History, history_path
 from lsp_server.prediction_guard import MIN_ACCEPTANCE, MIN_SAMPLES, RETRY_EVERY, PredictionGuard
 from lsp_server.refactor import RefactorRequest
-from lsp_server.stats import RefactorStats
-from lsp_server.stats_text import summary
+from lsp_server.stats.history import History, history_path
+from lsp_server.stats.measured import RefactorStats
+from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of
 from tests.backends.test_cli import run_cli

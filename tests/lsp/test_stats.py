@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_server import history as history_module
-from lsp_server.history import History, HistoryRecord, history_path, summarize_history
-from lsp_server.stats import RefactorStats
-from lsp_server.stats import measured as derived
-from lsp_server.stats_text import summary
+from lsp_server.stats import history as history_module
+from lsp_server.stats.history import History, HistoryRecord, history_path, summarize_history
+from lsp_server.stats.measured import RefactorStats
+from lsp_server.stats.measured import measured as derived
+from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
 

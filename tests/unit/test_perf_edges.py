@@ -14,6 +14,7 @@ import pytest
 from lsp_server import edits, scope
 from lsp_server.edits import Replacement, apply_replacements, region_replacements
 from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
+from lsp_server.scope.indentation import _bracket_balance
 from lsp_server.text import PositionMapper, line_starts
 
 _LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -247,7 +248,7 @@ def test_bracket_balance_counts_every_bracket() -> None:
         lines = [
             "".join(rng.choice("([{}])x '\"") for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 5))
         ]
-        assert scope._bracket_balance(lines) == by_hand(lines)
+        assert _bracket_balance(lines) == by_hand(lines)
 
 
 def test_brackets_spread_over_unindented_lines_extend_the_block() -> None:

@@ -12,10 +12,10 @@ import pytest
 
 from lsp_server.config.schema import BackendConfig
 from lsp_server.engine import Engine
-from lsp_server.history import RECORD_VERSION, History, HistoryRecord, history_path
 from lsp_server.prediction_guard import MIN_SAMPLES, RETRY_EVERY, WINDOW, PredictionGuard
-from lsp_server.stats import RefactorStats
-from lsp_server.stats_text import summary
+from lsp_server.stats.history import RECORD_VERSION, History, HistoryRecord, history_path
+from lsp_server.stats.measured import RefactorStats
+from lsp_server.stats.words import summary
 
 REGION = HistoryRecord(served_by="cloud", model="gpt", edit_format="region")
 

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .files.state import open_file, open_folder, open_state_file, replace_file, state_dir
-from .stats import RefactorStats, median
+from ..files.state import open_file, open_folder, open_state_file, replace_file, state_dir
+from .measured import RefactorStats, median
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .stats import RefactorStats
+from .measured import RefactorStats
 
 
 def summary(stats: RefactorStats) -> str:

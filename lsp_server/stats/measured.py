@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .config.schema import PredictionVia
+from ..config.schema import PredictionVia
 
 
 @dataclass(frozen=True)
