@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsp_server.hygiene import UnusableOutput, clean_output
-from lsp_server.prompt import REGION_END, REGION_START
+from lsp_server.formats.hygiene import UnusableOutput, clean_output
+from lsp_server.formats.prompt import REGION_END, REGION_START
 from lsp_server.scope import choose_region
 from lsp_server.scope.file_language import language_of
 from lsp_server.text import LineIndex

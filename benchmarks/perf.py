@@ -127,7 +127,7 @@ def difflib_time(old: str, new: str, cap: float) -> float | None:
 
 
 def bench_edits() -> None:
-    from lsp_server.edits import apply_replacements, region_replacements
+    from lsp_server.formats.edits import apply_replacements, region_replacements
     from lsp_server.text import PositionMapper
 
     def to_lsp(old: str, new: str) -> list[Any]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from lsp_server.bench.formats_report import FormatsReport, TaskFormats, summarize_formats
 from lsp_server.bench.runs import Mode
-from lsp_server.edit_format import hunks_min_lines
+from lsp_server.formats.choice import hunks_min_lines
 from lsp_server.testing.calibration import Simulator, calibrate, corpus_tasks, simulation_arguments
 from lsp_server.testing.profiles import PROFILES, BackendProfile
 

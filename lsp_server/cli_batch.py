@@ -151,7 +151,7 @@ async def refactor_each(args: argparse.Namespace) -> int:
 def _finish_file(file: _File, outcomes: list[TargetOutcome], args: argparse.Namespace) -> list[TargetOutcome]:
     """One file's targets once its new text is written (`--write`) or shown (a diff): the edits of
     the targets that succeeded, together, on the text every prompt carried."""
-    from .edits import apply_replacements
+    from .formats.edits import apply_replacements
 
     edited = {id(o): o.result for o in outcomes if o.outcome == "edit" and o.result is not None}
     if not edited:

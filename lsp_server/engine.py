@@ -21,10 +21,10 @@ from .backend_memory import BackendMemory
 from .backend_stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from .config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
-from .edit_format import FormatHistory
-from .edits import Replacement, region_replacements
-from .hunks import HunksError
-from .hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
+from .formats.choice import FormatHistory
+from .formats.edits import Replacement, region_replacements
+from .formats.hunks import HunksError
+from .formats.hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
 from .prediction_guard import PredictionGuard
 from .refactor import (
     Plan,

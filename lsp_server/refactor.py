@@ -24,10 +24,10 @@ from .config.schema import (
     ScopeMode,
 )
 from .context_window import WindowFit
-from .edit_format import FormatChoice, FormatHistory, choose_format
-from .edits import Replacement, apply_replacements
-from .hygiene import asks_for_removal
-from .prompt import Prompt, build_prompt
+from .formats.choice import FormatChoice, FormatHistory, choose_format
+from .formats.edits import Replacement, apply_replacements
+from .formats.hygiene import asks_for_removal
+from .formats.prompt import Prompt, build_prompt
 from .scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from .scope.file_language import language_of
 from .stats.measured import RefactorStats

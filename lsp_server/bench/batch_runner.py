@@ -24,8 +24,8 @@ from .. import __version__
 from ..batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
 from ..batch_stats import batch_totals
 from ..config.schema import Config
-from ..edits import apply_replacements
 from ..engine import Engine
+from ..formats.edits import apply_replacements
 from ..scope import ScopeCache
 from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task

@@ -3,7 +3,7 @@ per group and for all tasks; its title, its header lines and its notes."""
 
 from __future__ import annotations
 
-from ..hunks_diff import FORM_NAMES
+from ..formats.hunks_diff import FORM_NAMES
 from .formats_report import FormatRuns, FormatsReport, GroupFormats
 from .render_cells import KIND_LABELS
 from .report import Report

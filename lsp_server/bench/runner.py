@@ -24,8 +24,8 @@ from ..backend_errors import BackendError
 from ..backend_stream import StreamRequest
 from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
-from ..edit_format import FormatHistory, hunks_min_lines
 from ..engine import Engine
+from ..formats.choice import FormatHistory, hunks_min_lines
 from ..refactor import Progress, RefactorError
 from ..stats.history import History
 from .formats_report import summarize_formats

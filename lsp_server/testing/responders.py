@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import HunksForm
-from ..hunks import SEARCH_MARKER
-from ..hunks_diff import DIFF_SYSTEM_PROMPT
+from ..formats.hunks import SEARCH_MARKER
+from ..formats.hunks_diff import DIFF_SYSTEM_PROMPT
 from ..hunks_write import diff_for, hunks_for
 
 REGION_START = "<<<REGION\n"

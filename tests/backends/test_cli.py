@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES
-from lsp_server.hunks import SEARCH_MARKER
+from lsp_server.formats.choice import DEFAULT_HUNKS_MIN_LINES
+from lsp_server.formats.hunks import SEARCH_MARKER
 from lsp_server.stats.history import History
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from lsp_server.prompt import build_prompt
+from lsp_server.formats.prompt import build_prompt
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import instruction_of, region_of, rule_responder

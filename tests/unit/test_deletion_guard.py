@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from lsp_server.bench.tasks import load_tasks
-from lsp_server.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
-from lsp_server.hygiene import UnusableOutput, asks_for_removal, clean_hunks_output, clean_output, refuse_mass_deletion
+from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
+from lsp_server.formats.hygiene import (
+    UnusableOutput,
+    asks_for_removal,
+    clean_hunks_output,
+    clean_output,
+    refuse_mass_deletion,
+)
 
 TASKS = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"
 FUNCTION = (

@@ -3,7 +3,7 @@ medians; a format that often failed to apply is not picked however fast it was."
 
 from __future__ import annotations
 
-from lsp_server.edit_format import DEFAULT_HUNKS_MIN_LINES, FormatHistory, choose_format, size_bucket
+from lsp_server.formats.choice import DEFAULT_HUNKS_MIN_LINES, FormatHistory, choose_format, size_bucket
 from lsp_server.stats.history import HistoryRecord
 
 

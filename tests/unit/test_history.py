@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from lsp_server.edit_format import FormatHistory, choose_format
 from lsp_server.files.state import keep_refused_answer, write_state_file
+from lsp_server.formats.choice import FormatHistory, choose_format
 from lsp_server.stats import history as history_module
 from lsp_server.stats.history import MAX_LINE_BYTES, RECORD_VERSION, History, HistoryRecord, history_path
 from lsp_server.stats.measured import RefactorStats

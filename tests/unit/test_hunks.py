@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.hunks import (
+from lsp_server.formats.hunks import (
     DIVIDER,
     HUNKS_SYSTEM_PROMPT,
     REPLACE_MARKER,

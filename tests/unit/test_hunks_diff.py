@@ -8,17 +8,17 @@ import random
 
 import pytest
 
-from lsp_server.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER, Hunk, HunksError, apply_hunks
-from lsp_server.hunks_diff import (
+from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER, Hunk, HunksError, apply_hunks
+from lsp_server.formats.hunks_diff import (
     DIFF_ANSWER_INSTRUCTION,
     DIFF_SYSTEM_PROMPT,
     NO_NEWLINE,
     parse_answer,
     parse_diff,
 )
+from lsp_server.formats.hygiene import clean_hunks_output
+from lsp_server.formats.prompt import build_prompt
 from lsp_server.hunks_write import diff_for, hunks_for
-from lsp_server.hygiene import clean_hunks_output
-from lsp_server.prompt import build_prompt
 from lsp_server.testing.responders import asks_for_hunks, hunks_form_asked, model_answer
 from tests.unit.test_hunks import EDGE_CASES, REGION, SOURCES, STDLIB, block, random_edit
 

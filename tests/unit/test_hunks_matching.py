@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from lsp_server.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, apply_hunks, parse_hunks
-from lsp_server.hunks_match import MATCH_BUDGET
+from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, apply_hunks, parse_hunks
+from lsp_server.formats.hunks_match import MATCH_BUDGET
 
 BOUND_S = 1.0
 ROW = "| a | b |\n"

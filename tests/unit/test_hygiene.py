@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from lsp_server.hygiene import UnusableOutput, clean_output
+from lsp_server.formats.hygiene import UnusableOutput, clean_output
 
 ORIGINAL = "def add(a, b):\n    return a + b\n"
 ANSWER = "def add(a: int, b: int) -> int:\n    return a + b\n"
@@ -335,7 +335,7 @@ def test_final_newline_is_kept_when_the_model_drops_it() -> None:
 def test_nearest_lines_of_a_long_file_are_those_of_the_whole_split() -> None:
     """The echo check reads only the lines next to the region (a window at that edge, grown as needed):
     it must find exactly the lines a full split finds, whatever the window cuts (a \\r\\n, blank runs)."""
-    from lsp_server.hygiene import _nearest_lines, _outside_run
+    from lsp_server.formats.hygiene import _nearest_lines, _outside_run
     from lsp_server.text import split_lines
 
     rng = random.Random(7)

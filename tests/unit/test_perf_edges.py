@@ -11,8 +11,9 @@ import re
 
 import pytest
 
-from lsp_server import edits, scope
-from lsp_server.edits import Replacement, apply_replacements, region_replacements
+from lsp_server import scope
+from lsp_server.formats import edits
+from lsp_server.formats.edits import Replacement, apply_replacements, region_replacements
 from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
 from lsp_server.scope.indentation import _bracket_balance
 from lsp_server.text import PositionMapper, line_starts

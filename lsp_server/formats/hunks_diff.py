@@ -46,7 +46,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .config.schema import HunksForm
+from ..config.schema import HunksForm
+from ..text import split_lines
 from .hunks import (
     DIFF_HUNK,
     DIVIDER_LINE,
@@ -60,7 +61,6 @@ from .hunks import (
     refusal,
     shown,
 )
-from .text import split_lines
 
 DIFF_SYSTEM_PROMPT = (
     "You are a code refactoring engine inside an editor. You change one region of a file as the "

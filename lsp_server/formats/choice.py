@@ -35,9 +35,9 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .config.schema import EditFormat
-from .stats.history import HistoryRecord
-from .text import count_of
+from ..config.schema import EditFormat
+from ..stats.history import HistoryRecord
+from ..text import count_of
 
 FORMATS = ("region", "hunks")
 # Region sizes (lines) whose refactors are compared with each other: up to 50, 200, 800, more.

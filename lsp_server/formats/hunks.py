@@ -52,9 +52,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from .config.schema import HunksForm
+from ..config.schema import HunksForm
+from ..text import split_lines
 from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
-from .text import split_lines
 
 SEARCH_MARKER = "<<<<<<< SEARCH"
 DIVIDER = "======="

@@ -24,7 +24,7 @@ from difflib import SequenceMatcher
 from itertools import accumulate
 from operator import lt
 
-from .text import plain_line_breaks, split_lines
+from ..text import plain_line_breaks, split_lines
 
 # A gap of at most this many line pairs (old × new) goes to difflib, which is exact but quadratic.
 _SMALL_GAP_CELLS = 2_500

@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .config.schema import HunksForm
+from ..config.schema import HunksForm
+from ..scope import is_instruction_comment
+from ..text import split_lines
 from .hunks import HunksResult, apply_hunks
 from .hunks_diff import parse_answer
 from .prompt import REGION_END, REGION_START
-from .scope import is_instruction_comment
-from .text import split_lines
 
 
 class UnusableOutput(Exception):

@@ -1,0 +1,10 @@
+"""Edit formats: the prompt the model reads and the answer it writes, turned into the region's new text.
+
+- `prompt`: the prompt and the prediction, one fixed structure for every format;
+- `choice`: which format a refactor uses (`region`, `hunks`, or `auto` by measurement);
+- `hunks`: the `hunks` format's SEARCH/REPLACE blocks, parsed strictly and applied (`apply_hunks`);
+- `hunks_diff`: the same format's leaner diff form, read into the same blocks;
+- `hunks_match`: where a SEARCH block occurs in the region (exactly, or with one indentation shift);
+- `hygiene`: what the model said, as the region's new text, or refused with a reason;
+- `edits`: the old region and the new as minimal replacements.
+"""
