@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .backend.metrics import SOURCE_APPROXIMATE
 from .batch import OUTCOMES, TargetOutcome
-from .metrics import SOURCE_APPROXIMATE
 from .stats.measured import RefactorStats
 from .text import count_of
 

@@ -127,8 +127,8 @@ async def _refactor(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from .backend_errors import BackendError, PredictionUnsupported
-    from .backend_stream import StreamRequest
+    from .backend.errors import BackendError, PredictionUnsupported
+    from .backend.stream import StreamRequest
     from .config.load import api_key
     from .engine import Engine
 

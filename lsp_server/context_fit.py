@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .backend_memory import BackendMemory
+from .backend.memory import BackendMemory
+from .backend.window import ContextWindow, WindowFit
 from .config.schema import MIN_AUTO_MAX_TOKENS, BackendConfig
-from .context_window import ContextWindow, WindowFit
 from .refactor import Plan, RefactorError
 from .text import count_of
 

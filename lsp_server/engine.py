@@ -14,11 +14,12 @@ import logging
 import time
 from dataclasses import replace
 
-from . import backends, metrics
-from .backend_clients import ClientPool
-from .backend_errors import BackendError, ContextWindowExceeded, PredictionUnsupported
-from .backend_memory import BackendMemory
-from .backend_stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
+from .backend import chat as backends
+from .backend import metrics
+from .backend.clients import ClientPool
+from .backend.errors import BackendError, ContextWindowExceeded, PredictionUnsupported
+from .backend.memory import BackendMemory
+from .backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from .config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
 from .formats.choice import FormatHistory

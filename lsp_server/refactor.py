@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .backend.window import WindowFit
 from .config.schema import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
@@ -23,7 +24,6 @@ from .config.schema import (
     RefactorSettings,
     ScopeMode,
 )
-from .context_window import WindowFit
 from .formats.choice import FormatChoice, FormatHistory, choose_format
 from .formats.edits import Replacement, apply_replacements
 from .formats.hygiene import asks_for_removal

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from pygls.workspace import TextDocument
 
-    from .backend_memory import BackendMemory
+    from .backend.memory import BackendMemory
     from .engine import Engine
     from .stats.history import History
 
@@ -125,7 +125,7 @@ class RefactorServer(LanguageServer):
     def backend_memory(self) -> BackendMemory:
         """Each backend's context window and characters per token (a state file), the engine's too."""
         if self._backend_memory is None:
-            from .backend_memory import BackendMemory
+            from .backend.memory import BackendMemory
 
             self._backend_memory = BackendMemory()
         return self._backend_memory

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .. import metrics
+from ..backend import metrics
+from ..backend.window import fetch_json, model_entry, models_url, window_of_entry
 from ..config.load import api_key
 from ..config.schema import BackendConfig, ConfigError
-from ..context_window import fetch_json, model_entry, models_url, window_of_entry
 
 INFO_LABELS = ("enable_prefix_caching", "kv_cache_size_tokens", "block_size", "cache_dtype")
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..backend.metrics import SOURCE_APPROXIMATE
 from ..config.schema import HunksForm
-from ..metrics import SOURCE_APPROXIMATE
 from .probes import DraftsCounted, Machine, ServerInfo
 from .runs import Batch, Mode, Pair
 from .spread import Spread

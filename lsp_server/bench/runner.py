@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
-from ..backend_errors import BackendError
-from ..backend_stream import StreamRequest
-from ..backends import LOCAL_SPECULATION_TYPES, prediction_mode
+from ..backend.chat import LOCAL_SPECULATION_TYPES, prediction_mode
+from ..backend.errors import BackendError
+from ..backend.stream import StreamRequest
 from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
 from ..engine import Engine
 from ..formats.choice import FormatHistory, hunks_min_lines

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from lsp_server import metrics
-from lsp_server.acceptance import read_acceptance
-from lsp_server.backend_stream import StreamRequest
-from lsp_server.backends import stream_completion
+from lsp_server.backend import metrics
+from lsp_server.backend.acceptance import read_acceptance
+from lsp_server.backend.chat import stream_completion
+from lsp_server.backend.stream import StreamRequest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import RefactorSettings

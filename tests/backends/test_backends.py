@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from lsp_server.acceptance import Acceptance, read_acceptance
-from lsp_server.backend_errors import BackendError, PredictionUnsupported
-from lsp_server.backend_stream import StreamRequest
-from lsp_server.backends import list_models, stream_completion
+from lsp_server.backend.acceptance import Acceptance, read_acceptance
+from lsp_server.backend.chat import list_models, stream_completion
+from lsp_server.backend.errors import BackendError, PredictionUnsupported
+from lsp_server.backend.stream import StreamRequest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import BackendConfig, Config, RefactorSettings

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server import metrics
+from lsp_server.backend import metrics
 from lsp_server.bench import (
     BenchError,
     Machine,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.backend_memory import FILE_NAME
+from lsp_server.backend.memory import FILE_NAME
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.engine import Engine

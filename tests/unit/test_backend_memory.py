@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.backend_memory import FILE_NAME, MAX_ENTRIES, MAX_FILE_BYTES, BackendMemory, read_learned
+from lsp_server.backend.memory import FILE_NAME, MAX_ENTRIES, MAX_FILE_BYTES, BackendMemory, read_learned
+from lsp_server.backend.window import ContextWindow
 from lsp_server.config.schema import BackendConfig
-from lsp_server.context_window import ContextWindow
 
 BACKEND = BackendConfig(name="gpu", type="vllm", base_url="http://gpu-box:8000/v1", model="qwen")
 

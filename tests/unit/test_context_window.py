@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_server.backend.window import ContextWindow, model_entry, window_of_entry, window_of_props, window_of_refusal
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.context_fit import (
@@ -20,7 +21,6 @@ from lsp_server.context_fit import (
     prompt_tokens,
     safety_margin,
 )
-from lsp_server.context_window import ContextWindow, model_entry, window_of_entry, window_of_props, window_of_refusal
 from lsp_server.refactor import RefactorRequest, cut_off_message, plan_refactor
 from lsp_server.testing.context_limit import refusal
 

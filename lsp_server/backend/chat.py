@@ -13,8 +13,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 
-from .backend_clients import ClientPool
-from .backend_errors import (
+from ..config.schema import BackendConfig, PredictionVia, RefactorSettings
+from .clients import ClientPool
+from .errors import (
     BackendError,
     ContextWindowExceeded,
     PredictionUnsupported,
@@ -26,9 +27,8 @@ from .backend_errors import (
     retry_after,
     server_message,
 )
-from .backend_stream import Completion, DeltaCallback, StreamRequest, stream_once
-from .config.schema import BackendConfig, PredictionVia, RefactorSettings
-from .context_window import window_of_refusal
+from .stream import Completion, DeltaCallback, StreamRequest, stream_once
+from .window import window_of_refusal
 
 log = logging.getLogger(__name__)
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .config.schema import BackendConfig
-from .context_window import SOURCES, ContextWindow, probe_window, valid_window
-from .files.state import open_state_file, state_dir, write_state_file
+from ..config.schema import BackendConfig
+from ..files.state import open_state_file, state_dir, write_state_file
+from .window import SOURCES, ContextWindow, probe_window, valid_window
 
 log = logging.getLogger(__name__)
 

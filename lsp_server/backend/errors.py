@@ -7,8 +7,8 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from .config.load import api_key, is_loopback_url
-from .config.schema import BackendConfig, ConfigError
+from ..config.load import api_key, is_loopback_url
+from ..config.schema import BackendConfig, ConfigError
 
 
 class BackendError(Exception):
@@ -80,7 +80,7 @@ def connection_problem(exc: BaseException) -> str:
 
 def builtin_hint(backend: BackendConfig) -> str:
     """The built-in local backends are the demo's vLLM pair: say how to start it, or to configure another."""
-    from .config.schema import BUILTIN_BACKENDS
+    from ..config.schema import BUILTIN_BACKENDS
 
     builtin = BUILTIN_BACKENDS.get(backend.name)
     if builtin is None or builtin["base_url"] != backend.base_url or not is_loopback_url(backend.base_url):

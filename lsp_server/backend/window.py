@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from .config.load import api_key
-from .config.schema import BackendConfig, ConfigError
+from ..config.load import api_key
+from ..config.schema import BackendConfig, ConfigError
 
 log = logging.getLogger(__name__)
 

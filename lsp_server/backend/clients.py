@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from .backend_errors import BackendError
-from .config.load import api_key
-from .config.schema import BackendConfig, ConfigError, RefactorSettings
+from ..config.load import api_key
+from ..config.schema import BackendConfig, ConfigError, RefactorSettings
+from .errors import BackendError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

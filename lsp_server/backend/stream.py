@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..config.schema import BackendConfig, RefactorSettings
 from .acceptance import Acceptance, read_acceptance
-from .backend_clients import ClientPool
-from .backend_errors import BackendError, redact
-from .config.schema import BackendConfig, RefactorSettings
+from .clients import ClientPool
+from .errors import BackendError, redact
 
 
 class MalformedStream(ValueError):

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from .acceptance import Acceptance
 
 if TYPE_CHECKING:
-    from .config.schema import BackendConfig
+    from ..config.schema import BackendConfig
 
 log = logging.getLogger(__name__)
 
