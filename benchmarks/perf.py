@@ -425,8 +425,8 @@ async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
 
     from lsp_server.config.layers import editor_layer
     from lsp_server.config.load import build_config
-    from lsp_server.engine import Engine
-    from lsp_server.refactor import RefactorRequest
+    from lsp_server.pipeline.engine import Engine
+    from lsp_server.pipeline.plan import RefactorRequest
     from lsp_server.testing.fake_backend import FakeBackend
 
     text = inputs.python_file(2_000)
@@ -769,8 +769,8 @@ async def scope_pair(
 ) -> None:
     from lsp_server.config.layers import editor_layer
     from lsp_server.config.load import build_config
-    from lsp_server.engine import Engine
-    from lsp_server.refactor import RefactorRequest
+    from lsp_server.pipeline.engine import Engine
+    from lsp_server.pipeline.plan import RefactorRequest
 
     backend = {"type": kind, "baseUrl": url, "model": model}
     config = build_config([editor_layer(settings({"b": backend}, "b", maxRegionChars=400_000, **refactor))])
@@ -883,8 +883,8 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
     and the ratios are reported as information, not as a verdict on the target."""
     from lsp_server.config.layers import editor_layer
     from lsp_server.config.load import build_config
-    from lsp_server.engine import Engine
-    from lsp_server.refactor import RefactorError, RefactorRequest
+    from lsp_server.pipeline.engine import Engine
+    from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 
     backend = {"type": "vllm", "baseUrl": LOCAL_VLLM, "model": model}
     config = build_config(

@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 from lsprotocol import types
 
 from .formats.edits import Replacement, apply_replacements, rebase_each
-from .refactor import RefactorResult
+from .pipeline.plan import RefactorResult
 from .scope import ScopeCache
 from .text import LineIndex, PositionEncoding, PositionMapper
 

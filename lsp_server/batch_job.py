@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .apply import PartsOutcome
-    from .batch import BatchRun, TargetOutcome
-    from .batch_stats import BatchTotals
+    from .pipeline.batch import BatchRun, TargetOutcome
+    from .pipeline.batch_stats import BatchTotals
     from .scope import ScopeCache
 
 log = logging.getLogger(__name__)
@@ -68,8 +68,8 @@ class BatchJob(RefactorJob):
         return f"{reason}; nothing was applied, the document is as it was"
 
     async def _refactor(self) -> RefactorReply:
-        from .batch import MAX_TARGETS, BatchRun, batch_items, shared_failure
-        from .refactor import action_title
+        from .pipeline.batch import MAX_TARGETS, BatchRun, batch_items, shared_failure
+        from .pipeline.plan import action_title
         from .scope.file_language import language_of
         from .scope.targets import definitions_touched, top_level_definitions
 
@@ -149,7 +149,7 @@ class BatchJob(RefactorJob):
     def _report_batch(
         self, outcomes: list[TargetOutcome], run: BatchRun, applied: PartsOutcome | None
     ) -> RefactorReply:
-        from .batch_stats import batch_record, batch_summary, batch_totals
+        from .pipeline.batch_stats import batch_record, batch_summary, batch_totals
         from .stats.words import detail
 
         totals = batch_totals(outcomes, run.wall_ms, run.concurrency)
@@ -215,7 +215,7 @@ class BatchProgress(ProgressReporter):
         self.show(force=True)
 
     def show(self, force: bool = False) -> None:
-        from .batch_stats import batch_totals
+        from .pipeline.batch_stats import batch_totals
 
         if self.token is None or self.ended:
             return

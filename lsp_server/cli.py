@@ -1,6 +1,6 @@
 """Command line: the language server (default), `refactor`, `check` and `bench`.
 
-Every subcommand drives the same pipeline as the server (lsp_server.refactor).
+Every subcommand drives the same pipeline as the server (lsp_server.pipeline.plan).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from .files.safe_write import WriteRefused, writable_target, write_file
 from .text import count_of
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .pipeline.engine import Engine
 
 
 async def _refactor(args: argparse.Namespace) -> int:
-    from .engine import Engine
     from .files.state import keep_refused_answer
-    from .refactor import RefactorError, RefactorRequest
+    from .pipeline.engine import Engine
+    from .pipeline.plan import RefactorError, RefactorRequest
     from .scope import line_span, split_lines
     from .stats.history import History
     from .stats.words import summary
@@ -130,7 +130,7 @@ async def _check(args: argparse.Namespace) -> int:
     from .backend.errors import BackendError, PredictionUnsupported
     from .backend.stream import StreamRequest
     from .config.load import api_key
-    from .engine import Engine
+    from .pipeline.engine import Engine
 
     try:
         loaded = load_cli_config(args.config, Path.cwd(), args.settings)
@@ -264,7 +264,7 @@ async def _measure_and_show(
     """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
     could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
     from .bench import BenchError, SizeRuleOnly
-    from .engine import Engine
+    from .pipeline.engine import Engine
 
     engine = Engine(SizeRuleOnly())
     try:

@@ -16,10 +16,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
 from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
 from .config.schema import Config, ConfigError
 from .files.safe_write import WriteRefused, writable_target, write_file
+from .pipeline.batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
 from .text import count_of
 
 
@@ -59,9 +59,9 @@ def _read_files(args: argparse.Namespace, paths: list[Path]) -> list[_File]:
 
 
 async def refactor_each(args: argparse.Namespace) -> int:
-    from .batch_stats import batch_summary, batch_totals
-    from .engine import Engine
-    from .refactor import RefactorRequest
+    from .pipeline.batch_stats import batch_summary, batch_totals
+    from .pipeline.engine import Engine
+    from .pipeline.plan import RefactorRequest
     from .scope import ScopeCache
     from .scope.file_language import language_of
     from .scope.targets import definitions_touched, top_level_definitions

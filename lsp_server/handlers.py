@@ -54,7 +54,8 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
-    from . import apply, engine  # noqa: F401  # the pipeline, now that the editor has its answer
+    from . import apply  # noqa: F401  # the pipeline, now that the editor has its answer
+    from .pipeline import engine  # noqa: F401
     from .startup import settle
     from .stats import measured  # noqa: F401
 

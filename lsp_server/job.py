@@ -25,8 +25,8 @@ from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, Refactor
 
 if TYPE_CHECKING:
     from .config.schema import Config
-    from .engine import Engine
-    from .refactor import Plan, RefactorRequest
+    from .pipeline.engine import Engine
+    from .pipeline.plan import Plan, RefactorRequest
     from .scope import ScopeCache
     from .stats.history import History
     from .stats.measured import RefactorStats
@@ -121,7 +121,7 @@ class RefactorJob:
 
     def _request(self) -> RefactorRequest:
         """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
-        from .refactor import RefactorRequest
+        from .pipeline.plan import RefactorRequest
 
         args = self.args
         start = end = 0
@@ -145,7 +145,7 @@ class RefactorJob:
         )
 
     async def _refactor(self) -> RefactorReply:
-        from .refactor import RefactorError
+        from .pipeline.plan import RefactorError
 
         host = self.host
         config = host.config_for(self.uri)
@@ -161,7 +161,7 @@ class RefactorJob:
 
     async def _run_plan(self, plan: Plan, config: Config, progress: ProgressReporter) -> RefactorReply:
         from .apply import apply_result
-        from .refactor import RefactorError
+        from .pipeline.plan import RefactorError
 
         host = self.host
         try:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
     from .backend.memory import BackendMemory
-    from .engine import Engine
+    from .pipeline.engine import Engine
     from .stats.history import History
 
 # The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
@@ -115,7 +115,7 @@ class RefactorServer(LanguageServer):
         (edit format, prediction) learns from the history, read here once, and may try the other format
         near its threshold: the server records every refactor, so what it tries is learnt."""
         if self._engine is None:
-            from .engine import Engine
+            from .pipeline.engine import Engine
 
             records = self.history.read()
             self._engine = Engine.from_history(records, try_formats=True, backend_memory=self.backend_memory)

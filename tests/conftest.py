@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.engine import Engine
+from lsp_server.pipeline.engine import Engine
 from lsp_server.testing.fake_backend import FakeBackend
 
 LAYERS = ("unit", "backends", "lsp", "editors")

@@ -34,7 +34,7 @@ One module per job, each importing only those listed before it:
 - `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`);
 - `batch_tasks`, `batch_report`, `render_batch`, `batch_runner`: batch tasks (`kind = "batch"`: every
   top-level definition of a file, one instruction), loaded and checked, their runs and summaries, their
-  table, and their bench (`measure_batches`: each through `lsp_server.batch.BatchRun`, with and without
+  table, and their bench (`measure_batches`: each through `lsp_server.pipeline.batch.BatchRun`, with and without
   the prediction, one at a time and `--jobs N` at once).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..batch_stats import BatchTotals
+from ..pipeline.batch_stats import BatchTotals
 from ..stats.measured import median
 from .report import Meta
 from .runs import Mode, Run

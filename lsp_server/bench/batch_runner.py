@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
-from ..batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
-from ..batch_stats import batch_totals
 from ..config.schema import Config
-from ..engine import Engine
 from ..formats.edits import apply_replacements
+from ..pipeline.batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
+from ..pipeline.batch_stats import batch_totals
+from ..pipeline.engine import Engine
 from ..scope import ScopeCache
 from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..batch import MAX_TARGETS
-from ..refactor import RefactorRequest
+from ..pipeline.batch import MAX_TARGETS
+from ..pipeline.plan import RefactorRequest
 from ..scope import ScopeCache
 from ..scope.file_language import language_of
 from ..scope.targets import Target, top_level_definitions

@@ -8,7 +8,7 @@ import textwrap
 import time
 from typing import TextIO
 
-from ..refactor import Progress
+from ..pipeline.plan import Progress
 from .runs import MODE_LABELS, Mode, Run
 
 # The pair table's words for the region modes; the edit-format table's for the rest.

@@ -24,9 +24,9 @@ from ..backend.chat import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..backend.errors import BackendError
 from ..backend.stream import StreamRequest
 from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
-from ..engine import Engine
 from ..formats.choice import FormatHistory, hunks_min_lines
-from ..refactor import Progress, RefactorError
+from ..pipeline.engine import Engine
+from ..pipeline.plan import Progress, RefactorError
 from ..stats.history import History
 from .formats_report import summarize_formats
 from .options import EDIT_FORMATS

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import EditFormat
-from ..refactor import RefactorRequest
+from ..pipeline.plan import RefactorRequest
 from ..scope import choose_region, line_span, selection_lines
 from ..scope.file_language import language_of
 from ..text import split_lines

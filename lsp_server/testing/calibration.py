@@ -34,8 +34,8 @@ from ..bench.tasks import Task, default_tasks_dir, load_tasks
 from ..config.layers import Layer
 from ..config.load import build_config
 from ..config.schema import Config, HunksForm
-from ..engine import Engine
-from ..refactor import Plan
+from ..pipeline.engine import Engine
+from ..pipeline.plan import Plan
 from ..stats.measured import RefactorStats, measured
 from .pacing import Paced, pace
 from .profiles import PROFILES, BackendProfile

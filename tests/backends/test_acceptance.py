@@ -24,8 +24,8 @@ from lsp_server.backend.stream import StreamRequest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import RefactorSettings
-from lsp_server.engine import Engine
-from lsp_server.refactor import RefactorError, RefactorRequest
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.stats.words import summary
 

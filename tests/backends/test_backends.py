@@ -15,9 +15,9 @@ from lsp_server.backend.stream import StreamRequest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import BackendConfig, Config, RefactorSettings
-from lsp_server.engine import Engine
 from lsp_server.formats.prompt import build_prompt
-from lsp_server.refactor import RefactorError, RefactorRequest, default_max_tokens
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest, default_max_tokens
 from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply

@@ -15,8 +15,8 @@ import pytest
 from lsp_server.backend.memory import FILE_NAME
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
-from lsp_server.engine import Engine
-from lsp_server.refactor import RefactorRequest
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorRequest
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.backends.test_cli import run_cli

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from lsp_server import engine as engine_module
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config
-from lsp_server.engine import Engine
 from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
-from lsp_server.refactor import RefactorError, RefactorRequest
+from lsp_server.pipeline import engine as engine_module
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.conftest import backend_table, write_config

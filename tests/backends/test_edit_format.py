@@ -12,11 +12,11 @@ import pytest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config, ConfigError
-from lsp_server.engine import Engine
 from lsp_server.formats.choice import FormatHistory
 from lsp_server.formats.hunks import SEARCH_MARKER
 from lsp_server.formats.hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
-from lsp_server.refactor import RefactorError, RefactorRequest
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply

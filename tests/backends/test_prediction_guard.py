@@ -19,9 +19,9 @@ from lsp_server.cli import main
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config
-from lsp_server.engine import Engine
-from lsp_server.prediction_guard import MIN_ACCEPTANCE, MIN_SAMPLES, RETRY_EVERY, PredictionGuard
-from lsp_server.refactor import RefactorRequest
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorRequest
+from lsp_server.pipeline.prediction_guard import MIN_ACCEPTANCE, MIN_SAMPLES, RETRY_EVERY, PredictionGuard
 from lsp_server.stats.history import History, history_path
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.stats.words import summary

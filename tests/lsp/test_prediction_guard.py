@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_server.prediction_guard import MIN_SAMPLES
+from lsp_server.pipeline.prediction_guard import MIN_SAMPLES
 from lsp_server.stats.history import History, history_path
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from lsp_server.backend.metrics import SOURCE_APPROXIMATE
-from lsp_server.batch import BatchItem, Outcome, TargetOutcome, shared_failure
-from lsp_server.batch_stats import batch_summary, batch_totals
 from lsp_server.config.schema import Config
 from lsp_server.formats.edits import Replacement, apply_replacements, rebase_each, region_replacements
-from lsp_server.refactor import RefactorRequest
+from lsp_server.pipeline.batch import BatchItem, Outcome, TargetOutcome, shared_failure
+from lsp_server.pipeline.batch_stats import batch_summary, batch_totals
+from lsp_server.pipeline.plan import RefactorRequest
 from lsp_server.scope import choose_region
 from lsp_server.scope.definition import Definition
 from lsp_server.scope.targets import Target, definitions_touched, top_level_definitions, touched_within

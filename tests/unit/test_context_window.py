@@ -11,7 +11,7 @@ import pytest
 from lsp_server.backend.window import ContextWindow, model_entry, window_of_entry, window_of_props, window_of_refusal
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
-from lsp_server.context_fit import (
+from lsp_server.pipeline.context_fit import (
     DEFAULT_PROMPT_CHARS_PER_TOKEN,
     WindowTooSmall,
     chars_per_token_seen,
@@ -21,7 +21,7 @@ from lsp_server.context_fit import (
     prompt_tokens,
     safety_margin,
 )
-from lsp_server.refactor import RefactorRequest, cut_off_message, plan_refactor
+from lsp_server.pipeline.plan import RefactorRequest, cut_off_message, plan_refactor
 from lsp_server.testing.context_limit import refusal
 
 # The refusals as each server writes them. vLLM's wording changed over the versions; each is quoted

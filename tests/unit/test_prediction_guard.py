@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from lsp_server.config.schema import BackendConfig
-from lsp_server.engine import Engine
-from lsp_server.prediction_guard import MIN_SAMPLES, RETRY_EVERY, WINDOW, PredictionGuard
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.prediction_guard import MIN_SAMPLES, RETRY_EVERY, WINDOW, PredictionGuard
 from lsp_server.stats.history import RECORD_VERSION, History, HistoryRecord, history_path
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.stats.words import summary

@@ -32,7 +32,7 @@ export interface RefactorStats {
   batch?: BatchRecord;
 }
 
-/** `batch` of a batch's stats record (lsp_server/batch_stats.py `batch_record`). */
+/** `batch` of a batch's stats record (lsp_server/pipeline/batch_stats.py `batch_record`). */
 export interface BatchRecord {
   totals: {
     targets: number;
@@ -159,7 +159,7 @@ export function statusTooltip(stats: RefactorStats): string {
   return `**${title}**\n\n| | |\n|---|---|\n${table}\n\nClick for the statistics of all refactors.`;
 }
 
-/** A batch definition's outcomes that count as done (lsp_server/batch.py `SUCCEEDED`). */
+/** A batch definition's outcomes that count as done (lsp_server/pipeline/batch.py `SUCCEEDED`). */
 const SUCCEEDED = ["applied", "edit", "unchanged"];
 const LISTED_FAILURES = 5; // in the tooltip; the final message lists the first ones too
 

@@ -66,7 +66,7 @@ test("a batch's progress leads with the definitions done", () => {
   assert.equal(progressText({ ...progress, done: 0, tokens_per_s: null }), "0/12 · 40%");
 });
 
-/** A batch's record as lsp_server/batch_stats.py `batch_record` makes it (12 definitions, one refused). */
+/** A batch's record as lsp_server/pipeline/batch_stats.py `batch_record` makes it (12 definitions, one refused). */
 const batchStats: RefactorStats = {
   ...stats,
   scope: "each definition",

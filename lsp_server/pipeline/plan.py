@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .backend.window import WindowFit
-from .config.schema import (
+from ..backend.window import WindowFit
+from ..config.schema import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
     BackendConfig,
@@ -24,13 +24,13 @@ from .config.schema import (
     RefactorSettings,
     ScopeMode,
 )
-from .formats.choice import FormatChoice, FormatHistory, choose_format
-from .formats.edits import Replacement, apply_replacements
-from .formats.hygiene import asks_for_removal
-from .formats.prompt import Prompt, build_prompt
-from .scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
-from .scope.file_language import language_of
-from .stats.measured import RefactorStats
+from ..formats.choice import FormatChoice, FormatHistory, choose_format
+from ..formats.edits import Replacement, apply_replacements
+from ..formats.hygiene import asks_for_removal
+from ..formats.prompt import Prompt, build_prompt
+from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
+from ..scope.file_language import language_of
+from ..stats.measured import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
 TITLE_CHARS = 60

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .backend.metrics import SOURCE_APPROXIMATE
+from ..backend.metrics import SOURCE_APPROXIMATE
+from ..stats.measured import RefactorStats
+from ..text import count_of
 from .batch import OUTCOMES, TargetOutcome
-from .stats.measured import RefactorStats
-from .text import count_of
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,9 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .stats.history import HistoryRecord
-from .stats.measured import median
-from .text import count_of
+from ..stats.history import HistoryRecord
+from ..stats.measured import median
+from ..text import count_of
 
 WINDOW = 8
 MIN_SAMPLES = 3

@@ -14,20 +14,22 @@ import logging
 import time
 from dataclasses import replace
 
-from .backend import chat as backends
-from .backend import metrics
-from .backend.clients import ClientPool
-from .backend.errors import BackendError, ContextWindowExceeded, PredictionUnsupported
-from .backend.memory import BackendMemory
-from .backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
-from .config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
+from ..backend import chat as backends
+from ..backend import metrics
+from ..backend.clients import ClientPool
+from ..backend.errors import BackendError, ContextWindowExceeded, PredictionUnsupported
+from ..backend.memory import BackendMemory
+from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
+from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
+from ..formats.choice import FormatHistory
+from ..formats.edits import Replacement, region_replacements
+from ..formats.hunks import HunksError
+from ..formats.hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
+from ..scope import ScopeCache
+from ..stats.history import HistoryRecord
+from ..stats.measured import RefactorStats, measured
 from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
-from .formats.choice import FormatHistory
-from .formats.edits import Replacement, region_replacements
-from .formats.hunks import HunksError
-from .formats.hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
-from .prediction_guard import PredictionGuard
-from .refactor import (
+from .plan import (
     Plan,
     Progress,
     ProgressCallback,
@@ -38,9 +40,7 @@ from .refactor import (
     cut_off_message,
     plan_refactor,
 )
-from .scope import ScopeCache
-from .stats.history import HistoryRecord
-from .stats.measured import RefactorStats, measured
+from .prediction_guard import PredictionGuard
 
 log = logging.getLogger(__name__)
 

@@ -21,14 +21,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .refactor import Progress, RefactorError, RefactorRequest, RefactorResult
+from .plan import Progress, RefactorError, RefactorRequest, RefactorResult
 
 if TYPE_CHECKING:
-    from .config.schema import Config
+    from ..config.schema import Config
+    from ..scope import ScopeCache
+    from ..scope.targets import Target
+    from ..stats.measured import RefactorStats
     from .engine import Engine
-    from .scope import ScopeCache
-    from .scope.targets import Target
-    from .stats.measured import RefactorStats
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class TargetOutcome:
 
     def line(self) -> str:
         """`app.py:8-11 function `load`: applied · refactor 0.4 s · 96 tok · ...`, for people."""
-        from .stats.words import summary
+        from ..stats.words import summary
 
         target = self.item.target
         where = f"{self.item.document}:{target.first_line + 1}-{target.last_line + 1} {target.definition.describe()}"

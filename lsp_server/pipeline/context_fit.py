@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .backend.memory import BackendMemory
-from .backend.window import ContextWindow, WindowFit
-from .config.schema import MIN_AUTO_MAX_TOKENS, BackendConfig
-from .refactor import Plan, RefactorError
-from .text import count_of
+from ..backend.memory import BackendMemory
+from ..backend.window import ContextWindow, WindowFit
+from ..config.schema import MIN_AUTO_MAX_TOKENS, BackendConfig
+from ..text import count_of
+from .plan import Plan, RefactorError
 
 # Characters per prompt token before a backend has reported any: code in a BPE vocabulary takes 3-4,
 # English 4; the low end leaves room for dense code and for a tokenizer worse than most.
