@@ -628,7 +628,7 @@ async def bench_startup(runs: int) -> None:
     initialize_once()  # warm the OS file cache and the bytecode
     times = [initialize_once()[0] for _ in range(runs)]
     median = statistics.median(times)
-    from lsp_server import startup
+    from lsp_server.server import startup
 
     if startup.attrs_version() in startup.VERIFIED_ATTRS:
         row("startup", "initialize answered after the process starts", ms(median), "≤ 300.0 ms", median <= 0.3, median)

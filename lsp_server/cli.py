@@ -385,10 +385,10 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .startup import fast_imports
+    from .server.startup import fast_imports
 
     with fast_imports():  # lsprotocol's classes without compiling their methods again
-        from .handlers import serve
+        from .server.handlers import serve
 
     serve(log_file=args.log_file, verbose=args.verbose)
     return EXIT_OK

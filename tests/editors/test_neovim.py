@@ -206,7 +206,7 @@ def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake
 
 
 def test_statusline_reads_the_fields_never_the_text(tmp_path: Path, fake: FakeBackend):
-    """The wire contract (lsp_server/wire.py), stubbed: notifications delivered through the client's
+    """The wire contract (lsp_server/server/wire.py), stubbed: notifications delivered through the client's
     handlers whose human text disagrees with their fields. The statusline must show the fields
     (`refactorLsp/progress`'s percentage and tokens_per_s) and the server's `status_text`."""
     path = write_source(tmp_path)

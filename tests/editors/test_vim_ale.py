@@ -186,8 +186,8 @@ def test_instruction_comment_from_the_code_action_menu(
 
 
 def _offered(start_marker: str, end_marker: str | None = None) -> list[Any]:
-    from lsp_server.actions import list_actions
     from lsp_server.config.schema import Config
+    from lsp_server.server.actions import list_actions
 
     start = SOURCE.index(start_marker)
     end = SOURCE.index(end_marker) + len(end_marker) if end_marker else start + len(start_marker)

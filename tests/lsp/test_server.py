@@ -9,9 +9,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from lsp_server.server.wire import PROGRESS_NOTIFICATION
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from lsp_server.wire import PROGRESS_NOTIFICATION
 from tests.lsp_harness import Editor, capabilities, server_setup, until
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

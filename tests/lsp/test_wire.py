@@ -10,8 +10,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from lsp_server.server.wire import PROGRESS_NOTIFICATION, RefactorStatus
 from lsp_server.testing.fake_backend import FakeBackend
-from lsp_server.wire import PROGRESS_NOTIFICATION, RefactorStatus
 from tests.lsp_harness import Editor, capabilities, server_setup
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

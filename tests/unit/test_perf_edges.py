@@ -281,6 +281,9 @@ def test_listing_actions_does_not_load_the_pipeline() -> None:
     import subprocess
     import sys
 
-    code = "import sys, lsp_server.actions; print('lsp_server.pipeline.plan' in sys.modules, 'openai' in sys.modules)"
+    code = (
+        "import sys, lsp_server.server.actions; "
+        "print('lsp_server.pipeline.plan' in sys.modules, 'openai' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]

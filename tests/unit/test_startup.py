@@ -19,8 +19,8 @@ import attr
 import attr._make
 import pytest
 
-from lsp_server import startup
-from lsp_server.startup import cache_file, fast_imports, settle
+from lsp_server.server import startup
+from lsp_server.server.startup import cache_file, fast_imports, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,8 +30,8 @@ CHILD = r"""
 import hashlib, json, sys, types as pytypes
 from pathlib import Path
 
-from lsp_server import startup
-from lsp_server.startup import cache_file, fast_imports, settle
+from lsp_server.server import startup
+from lsp_server.server.startup import cache_file, fast_imports, settle
 
 mode, cache = sys.argv[1], Path(sys.argv[2])
 startup.VERIFIED_ATTRS = frozenset({startup.attrs_version()}) if mode == "patched" else frozenset()
@@ -116,7 +116,7 @@ def test_installed_attrs_is_one_the_start_up_patch_knows() -> None:
         # A new attrs release changes nothing here: the server starts without its code cache (it says so
         # on stderr), and CI must not fail for it. The skip says what to do.
         pytest.skip(
-            f"attrs {installed} is installed, but lsp_server/startup.py patches the private attr._make and was "
+            f"attrs {installed} is installed, but lsp_server/server/startup.py patches the private attr._make and was "
             f"verified only with attrs {', '.join(sorted(startup.VERIFIED_ATTRS))}: the server now starts without "
             "its code cache (slower start-up). When the other tests in tests/unit/test_startup.py pass with this "
             "version, add it to VERIFIED_ATTRS; otherwise fix or drop the patch."

@@ -138,7 +138,7 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     middleware,
   };
   client = new LanguageClient(SECTION, "Refactor LSP", serverOptions(), clientOptions);
-  // The wire contract (lsp_server/wire.py): figures as fields, texts ready-made by the server.
+  // The wire contract (lsp_server/server/wire.py): figures as fields, texts ready-made by the server.
   client.onNotification("refactorLsp/progress", (params: RefactorProgress) => status.report(params));
   client.onNotification("refactorLsp/stats", (stats: RefactorStats) => status.stats(stats));
   client.onDidChangeState(({ newState }) => {

@@ -30,7 +30,7 @@ export async function refactorWithPrediction(client: LanguageClient | undefined)
   });
 }
 
-/** The batch's targets (lsp_server/wire.py `BatchArguments`): each definition the selection touches,
+/** The batch's targets (lsp_server/server/wire.py `BatchArguments`): each definition the selection touches,
  *  or each top-level definition of the file. */
 export type EachTargets = "selection" | "file";
 

@@ -1,6 +1,6 @@
 // Pure text for the status bar and the statistics view (no `vscode` import: unit-tested with node --test).
 
-// The wire shapes: lsp_server/wire.py is their typed source.
+// The wire shapes: lsp_server/server/wire.py is their typed source.
 
 /** The `refactorLsp/stats` notification's params (and a `refactorLsp.refactor` reply's `stats`). */
 export interface RefactorStats {

@@ -9,7 +9,7 @@
 ---     attached to the buffer, or a request that failed at the protocol level;
 ---   * progress and the last speed figures go to `statusline()` only (never notified).
 ---
---- What crosses the wire is typed in lsp_server/wire.py: this plugin reads fields (the live figures of
+--- What crosses the wire is typed in lsp_server/server/wire.py: this plugin reads fields (the live figures of
 --- `refactorLsp/progress`, the `status_text` of `refactorLsp/stats`), never the human text.
 
 local M = {}

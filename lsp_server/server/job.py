@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..text import PositionEncoding, PositionMapper
 from .actions import TITLE_PREFIX
 from .progress import CLIENT_REPLY_TIMEOUT_S, ProgressClient, ProgressReporter
-from .text import PositionEncoding, PositionMapper
 from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, RefactorStatus, stats_payload
 
 if TYPE_CHECKING:
-    from .config.schema import Config
-    from .pipeline.engine import Engine
-    from .pipeline.plan import Plan, RefactorRequest
-    from .scope import ScopeCache
-    from .stats.history import History
-    from .stats.measured import RefactorStats
+    from ..config.schema import Config
+    from ..pipeline.engine import Engine
+    from ..pipeline.plan import Plan, RefactorRequest
+    from ..scope import ScopeCache
+    from ..stats.history import History
+    from ..stats.measured import RefactorStats
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class RefactorJob:
 
     def _request(self) -> RefactorRequest:
         """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
-        from .pipeline.plan import RefactorRequest
+        from ..pipeline.plan import RefactorRequest
 
         args = self.args
         start = end = 0
@@ -145,7 +145,7 @@ class RefactorJob:
         )
 
     async def _refactor(self) -> RefactorReply:
-        from .pipeline.plan import RefactorError
+        from ..pipeline.plan import RefactorError
 
         host = self.host
         config = host.config_for(self.uri)
@@ -160,8 +160,8 @@ class RefactorJob:
             return await self._run_plan(plan, config, progress)
 
     async def _run_plan(self, plan: Plan, config: Config, progress: ProgressReporter) -> RefactorReply:
+        from ..pipeline.plan import RefactorError
         from .apply import apply_result
-        from .pipeline.plan import RefactorError
 
         host = self.host
         try:
@@ -179,7 +179,7 @@ class RefactorJob:
             self._report(stats, outcome.message, outcome.message_type)
             return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))
         except RefactorError as exc:
-            from .files.state import keep_refused_answer
+            from ..files.state import keep_refused_answer
 
             message = str(exc)
             kept = keep_refused_answer(exc.output) if exc.output is not None else None
@@ -220,7 +220,7 @@ class RefactorJob:
     def _report(
         self, stats: RefactorStats, outcome: str | None = None, kind: types.MessageType = types.MessageType.Info
     ) -> None:
-        from .stats.words import summary
+        from ..stats.words import summary
 
         notes = "; ".join(stats.notes)
         text = summary(stats) + (f" — {outcome}" if outcome else "") + (f" ({notes})" if notes else "")
@@ -228,7 +228,7 @@ class RefactorJob:
         self._publish(stats)
 
     def _publish(self, stats: RefactorStats) -> None:
-        from .stats.words import detail
+        from ..stats.words import detail
 
         log.info("refactor stats: %s", detail(stats))
         self.host.notify(STATS_NOTIFICATION, stats_payload(stats))

@@ -16,10 +16,10 @@ from typing import Literal, Protocol
 
 from lsprotocol import types
 
-from .formats.edits import Replacement, apply_replacements, rebase_each
-from .pipeline.plan import RefactorResult
-from .scope import ScopeCache
-from .text import LineIndex, PositionEncoding, PositionMapper
+from ..formats.edits import Replacement, apply_replacements, rebase_each
+from ..pipeline.plan import RefactorResult
+from ..scope import ScopeCache
+from ..text import LineIndex, PositionEncoding, PositionMapper
 
 log = logging.getLogger(__name__)
 

@@ -16,14 +16,14 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from . import __version__
+from .. import __version__
+from ..config.schema import Config, ConfigError
+from ..scope import ScopeCache
+from ..text import PositionEncoding
 from .batch_job import BatchJob
-from .config.schema import Config, ConfigError
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
-from .scope import ScopeCache
 from .settings import SECTION, SettingsStore
-from .text import PositionEncoding
 from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
     from pygls.workspace import TextDocument
 
-    from .backend.memory import BackendMemory
-    from .pipeline.engine import Engine
-    from .stats.history import History
+    from ..backend.memory import BackendMemory
+    from ..pipeline.engine import Engine
+    from ..stats.history import History
 
 # The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
 # has been answered (handlers.on_initialized), not before: the editor waits for that answer.
@@ -104,7 +104,7 @@ class RefactorServer(LanguageServer):
     def history(self) -> History:
         """The refactor history this server records to and `showStats` reads."""
         if self._history is None:
-            from .stats.history import History
+            from ..stats.history import History
 
             self._history = History()
         return self._history
@@ -115,7 +115,7 @@ class RefactorServer(LanguageServer):
         (edit format, prediction) learns from the history, read here once, and may try the other format
         near its threshold: the server records every refactor, so what it tries is learnt."""
         if self._engine is None:
-            from .pipeline.engine import Engine
+            from ..pipeline.engine import Engine
 
             records = self.history.read()
             self._engine = Engine.from_history(records, try_formats=True, backend_memory=self.backend_memory)
@@ -125,7 +125,7 @@ class RefactorServer(LanguageServer):
     def backend_memory(self) -> BackendMemory:
         """Each backend's context window and characters per token (a state file), the engine's too."""
         if self._backend_memory is None:
-            from .backend.memory import BackendMemory
+            from ..backend.memory import BackendMemory
 
             self._backend_memory = BackendMemory()
         return self._backend_memory

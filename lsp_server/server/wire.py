@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import attrs
 from lsprotocol import types
 
-from .config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
+from ..config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
 
 if TYPE_CHECKING:
     from cattrs import Converter
 
-    from .stats.measured import RefactorStats
+    from ..stats.measured import RefactorStats
 
 REFACTOR_COMMAND = "refactorLsp.refactor"
 REFACTOR_EACH_COMMAND = "refactorLsp.refactorEach"
@@ -187,7 +187,7 @@ class RefactorReply:
 
 def stats_payload(stats: RefactorStats) -> dict[str, Any]:
     """`refactorLsp/stats` and a reply's `stats`: the record, plus its texts ready-made."""
-    from .stats.words import status_text, summary
+    from ..stats.words import status_text, summary
 
     return {**stats.to_dict(), "summary": summary(stats), "status_text": status_text(stats)}
 

@@ -15,7 +15,7 @@ from .wire import PROGRESS_NOTIFICATION, PROGRESS_TOKEN_PREFIX, ProgressPayload
 if TYPE_CHECKING:
     from pygls.progress import Progress as WorkDoneProgress
 
-    from .pipeline.plan import Progress
+    from ..pipeline.plan import Progress
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from .config.layers import Layer, editor_layer, user_layer
-from .config.load import LoadedConfig, load_config
-from .config.schema import WORKSPACE_FILE, ConfigError
+from ..config.layers import Layer, editor_layer, user_layer
+from ..config.load import LoadedConfig, load_config
+from ..config.schema import WORKSPACE_FILE, ConfigError
 
 SECTION = "refactorLsp"
 

@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
-from .scope import ScopeCache, choose_region, find_instruction_comment
-from .scope.targets import touched_within
+from ..config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
+from ..scope import ScopeCache, choose_region, find_instruction_comment
+from ..scope.targets import touched_within
 from .wire import REFACTOR_COMMAND, REFACTOR_EACH_COMMAND
 
 if TYPE_CHECKING:
-    from .config.schema import Config
+    from ..config.schema import Config
 
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "

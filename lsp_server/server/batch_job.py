@@ -34,10 +34,10 @@ from .wire import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..pipeline.batch import BatchRun, TargetOutcome
+    from ..pipeline.batch_stats import BatchTotals
+    from ..scope import ScopeCache
     from .apply import PartsOutcome
-    from .pipeline.batch import BatchRun, TargetOutcome
-    from .pipeline.batch_stats import BatchTotals
-    from .scope import ScopeCache
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +68,10 @@ class BatchJob(RefactorJob):
         return f"{reason}; nothing was applied, the document is as it was"
 
     async def _refactor(self) -> RefactorReply:
-        from .pipeline.batch import MAX_TARGETS, BatchRun, batch_items, shared_failure
-        from .pipeline.plan import action_title
-        from .scope.file_language import language_of
-        from .scope.targets import definitions_touched, top_level_definitions
+        from ..pipeline.batch import MAX_TARGETS, BatchRun, batch_items, shared_failure
+        from ..pipeline.plan import action_title
+        from ..scope.file_language import language_of
+        from ..scope.targets import definitions_touched, top_level_definitions
 
         host = self.host
         config = host.config_for(self.uri)
@@ -149,8 +149,8 @@ class BatchJob(RefactorJob):
     def _report_batch(
         self, outcomes: list[TargetOutcome], run: BatchRun, applied: PartsOutcome | None
     ) -> RefactorReply:
-        from .pipeline.batch_stats import batch_record, batch_summary, batch_totals
-        from .stats.words import detail
+        from ..pipeline.batch_stats import batch_record, batch_summary, batch_totals
+        from ..stats.words import detail
 
         totals = batch_totals(outcomes, run.wall_ms, run.concurrency)
         text = batch_summary(totals)
@@ -215,7 +215,7 @@ class BatchProgress(ProgressReporter):
         self.show(force=True)
 
     def show(self, force: bool = False) -> None:
-        from .pipeline.batch_stats import batch_totals
+        from ..pipeline.batch_stats import batch_totals
 
         if self.token is None or self.ended:
             return

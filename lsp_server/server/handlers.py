@@ -1,4 +1,4 @@
-"""The LSP handlers: thin, typed, wired to the server object (server.py), its refactor jobs (job.py)
+"""The LSP handlers: thin, typed, wired to the server object (language_server.py), its refactor jobs (job.py)
 and the pipeline. The work lives in actions, settings, job, engine, apply and stats.
 """
 
@@ -16,10 +16,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from ..scope.file_language import language_of
+from ..text import PositionMapper
 from .actions import KIND, command_for, kind_requested, list_actions
-from .scope.file_language import language_of
-from .server import RefactorServer
-from .text import PositionMapper
+from .language_server import RefactorServer
 from .wire import (
     CANCEL_COMMAND,
     REFACTOR_COMMAND,
@@ -54,10 +54,10 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
+    from ..pipeline import engine  # noqa: F401
+    from ..stats import measured  # noqa: F401
     from . import apply  # noqa: F401  # the pipeline, now that the editor has its answer
-    from .pipeline import engine  # noqa: F401
     from .startup import settle
-    from .stats import measured  # noqa: F401
 
     settle()
     package_log = logging.getLogger("lsp_server")
@@ -170,7 +170,7 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.command(SHOW_STATS_COMMAND)
 def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from .stats.history import summarize_history
+    from ..stats.history import summarize_history
 
     records = ls.history.read()
     summaries = summarize_history(records)
@@ -248,7 +248,7 @@ def serve(log_file: str | None = None, verbose: int = 0) -> None:
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package_log.addHandler(handler)
     if log_file:
-        from .logs import file_handler
+        from ..logs import file_handler
 
         package_log.addHandler(file_handler(log_file))
     from .stdio import serve_stdio

@@ -45,7 +45,7 @@ def cache_file() -> Path:
 def _load(path: Path) -> dict[str, bytes]:
     """key → the marshalled code: each is unmarshalled only when attrs asks for it, so the whole
     cache never sits in memory as code objects at once (which would leave the process bigger)."""
-    from .files.safe_read import ReadRefused, read_regular_file
+    from ..files.safe_read import ReadRefused, read_regular_file
 
     try:
         data = read_regular_file(path, MAX_CACHE_BYTES)

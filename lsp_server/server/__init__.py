@@ -1,0 +1,15 @@
+"""The language server: wiring between the editor and the pipeline, thin and typed.
+
+- `language_server`: the server object (what the editor told, its documents, the refactors running);
+- `handlers`: the LSP handlers, and `serve`;
+- `stdio`: stdin read by the event loop itself, stdout written by it;
+- `startup`: getting to `initialize` fast (the attrs code cache);
+- `settings`: the config layers as the server sees them, per workspace folder;
+- `actions`: what the code action menu offers (listing never calls a model);
+- `job`, `batch_job`: one refactor request, one batch request, from the arguments to the report;
+- `progress`: a refactor's progress in the editor;
+- `apply`: a refactor's edits applied as versioned edits, rebased onto the user's typing;
+- `wire`: everything that crosses between the server and an editor plugin, typed.
+
+The pipeline is imported after `initialize`, not with this folder (the editor waits for that answer).
+"""
