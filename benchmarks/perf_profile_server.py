@@ -14,7 +14,7 @@ import sys
 def main() -> None:
     out = sys.argv[1]
     sys.argv = ["refactor-lsp", *sys.argv[2:]]
-    from lsp_server.cli import main as serve
+    from lsp_server.cli.main import main as serve
 
     profile = cProfile.Profile()
     try:

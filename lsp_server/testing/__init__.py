@@ -1,4 +1,14 @@
-"""Test support shared by the tests and the benchmarks: the loopback OpenAI-compatible backend.
+"""The loopback backend for the tests and the benchmarks: an OpenAI-compatible server on 127.0.0.1.
 
-Standard library only; never imported by the server itself.
+Apart from the layers: it may import any of them, and nothing in the package imports it (the layering
+test checks both), so it stays out of the wheel and runs from a checkout.
+
+- `fake_backend`: the server (`FakeBackend`; `python -m lsp_server.testing.fake_backend` runs it alone);
+- `replies`: how it answers one chat completion, scripted faults included, streamed as SSE;
+- `responders`: what it answers, playing the model (`rule_responder`, `corpus_responder`);
+- `hunks_write`: the `hunks` answer a good model would give, in either form;
+- `speculation`, `pacing`, `profiles`: speculative decoding simulated, paced pass by pass, calibrated to
+  real backends;
+- `context_limit`: its context window, reported and enforced as its kind's real server does;
+- `calibration`: what the bench would measure against it, in simulated time.
 """

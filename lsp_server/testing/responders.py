@@ -12,7 +12,7 @@ from typing import Any
 from ..config.schema import HunksForm
 from ..formats.hunks import SEARCH_MARKER
 from ..formats.hunks_diff import DIFF_SYSTEM_PROMPT
-from ..hunks_write import diff_for, hunks_for
+from .hunks_write import diff_for, hunks_for
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"

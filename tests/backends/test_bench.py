@@ -34,7 +34,7 @@ from lsp_server.bench import (
     render_markdown,
     schedule,
 )
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.config.load import build_config
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend

@@ -19,8 +19,8 @@ import pytest
 
 from lsp_server.bench.batch_tasks import load_batch_task, load_batch_tasks
 from lsp_server.bench.tasks import BenchError, load_tasks
-from lsp_server.cli import main
-from lsp_server.cli_io import EXIT_USAGE
+from lsp_server.cli.io import EXIT_USAGE
+from lsp_server.cli.main import main
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import corpus_responder
 from lsp_server.testing.speculation import tokenize

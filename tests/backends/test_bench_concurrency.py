@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from lsp_server.bench import BenchError, load_tasks, make_plan, max_concurrency, parse_concurrency
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.config.load import build_config
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.speculation import simulate, tokenize

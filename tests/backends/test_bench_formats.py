@@ -25,7 +25,7 @@ from lsp_server.bench import (
     parse_edit_formats,
     schedule,
 )
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.config.load import build_config
 from lsp_server.formats.hunks import SEARCH_MARKER
 from lsp_server.scope import choose_region, line_span

@@ -319,7 +319,7 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(
     project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In process, so the disk can fail: fsync reports an I/O error after the bytes went out."""
-    from lsp_server.cli import main
+    from lsp_server.cli.main import main
 
     def failing_fsync(fd: int) -> None:
         raise OSError(errno.EIO, "Input/output error")
@@ -363,7 +363,7 @@ def _fail_ftruncate(monkeypatch: pytest.MonkeyPatch, times: int) -> None:
 
 
 def _write_in_process(project: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    from lsp_server.cli import main
+    from lsp_server.cli.main import main
 
     code = main(["refactor", "geometry.py", "-i", "rename foo to bar", "--write", "--config", str(project["config"])])
     return code, capsys.readouterr().err

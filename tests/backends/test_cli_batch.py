@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of, rule_responder
 from tests.conftest import write_config

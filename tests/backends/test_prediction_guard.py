@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lsp_server.bench import SizeRuleOnly, load_tasks
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from lsp_server.formats.choice import DEFAULT_HUNKS_MIN_LINES
 from lsp_server.pipeline.engine import Engine
 from lsp_server.testing.calibration import (

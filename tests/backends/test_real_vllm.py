@@ -16,7 +16,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_server.cli import main
+from lsp_server.cli.main import main
 from tests.lsp_harness import Editor, capabilities, server_setup
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()

@@ -19,7 +19,7 @@ from lsp_server.formats.hunks import (
     apply_hunks,
     parse_hunks,
 )
-from lsp_server.hunks_write import hunks_for
+from lsp_server.testing.hunks_write import hunks_for
 
 REGION = (
     "def area(shape):\n"

@@ -18,7 +18,7 @@ from lsp_server.formats.hunks_diff import (
 )
 from lsp_server.formats.hygiene import clean_hunks_output
 from lsp_server.formats.prompt import build_prompt
-from lsp_server.hunks_write import diff_for, hunks_for
+from lsp_server.testing.hunks_write import diff_for, hunks_for
 from lsp_server.testing.responders import asks_for_hunks, hunks_form_asked, model_answer
 from tests.unit.test_hunks import EDGE_CASES, REGION, SOURCES, STDLIB, block, random_edit
 

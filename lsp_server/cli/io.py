@@ -1,5 +1,5 @@
 """What the command line's subcommands share: exit codes, error lines, the config near a file, the
-source files they read, and the diffs they print (cli.py for one refactor, cli_batch.py for many)."""
+source files they read, and the diffs they print (main.py for one refactor, batch.py for many)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from .config.layers import editor_layer, user_layer
-from .config.load import LoadedConfig, load_config
-from .config.schema import WORKSPACE_FILE, ConfigError
-from .text import count_of
+from ..config.layers import editor_layer, user_layer
+from ..config.load import LoadedConfig, load_config
+from ..config.schema import WORKSPACE_FILE, ConfigError
+from ..text import count_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -46,7 +46,7 @@ def load_cli_config(config_file: str | None, near: Path | None, settings: str | 
 
 def parse_lines(spec: str, text: str) -> tuple[int, int]:
     """--lines START:END (1-based, inclusive) as offsets into `text`. Raises ValueError."""
-    from .scope import line_span, split_lines
+    from ..scope import line_span, split_lines
 
     try:
         first, _, last = spec.partition(":")
@@ -63,7 +63,7 @@ def parse_lines(spec: str, text: str) -> tuple[int, int]:
 
 def read_source(path: Path, max_chars: int) -> str:
     """The file to refactor: a regular UTF-8 file of at most `max_chars` characters (refactor.max_file_chars)."""
-    from .files.safe_read import read_regular_file
+    from ..files.safe_read import read_regular_file
 
     # UTF-8 takes at most 4 bytes a character: past that, the file is too large whatever it holds.
     data = read_regular_file(path, 4 * max_chars, limit_name=f"4 × refactor.max_file_chars = {max_chars:,} characters")
@@ -82,7 +82,7 @@ def read_source(path: Path, max_chars: int) -> str:
 
 def print_diff(path: Path, text: str, new_text: str) -> None:
     """The unified diff of one file on stdout, `a/` and `b/` before a relative path."""
-    from .scope import split_lines
+    from ..scope import split_lines
 
     before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
     diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)

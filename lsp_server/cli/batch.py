@@ -16,11 +16,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
-from .config.schema import Config, ConfigError
-from .files.safe_write import WriteRefused, writable_target, write_file
-from .pipeline.batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
-from .text import count_of
+from ..config.schema import Config, ConfigError
+from ..files.safe_write import WriteRefused, writable_target, write_file
+from ..pipeline.batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
+from ..text import count_of
+from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,13 @@ def _read_files(args: argparse.Namespace, paths: list[Path]) -> list[_File]:
 
 
 async def refactor_each(args: argparse.Namespace) -> int:
-    from .pipeline.batch_stats import batch_summary, batch_totals
-    from .pipeline.engine import Engine
-    from .pipeline.plan import RefactorRequest
-    from .scope import ScopeCache
-    from .scope.file_language import language_of
-    from .scope.targets import definitions_touched, top_level_definitions
-    from .stats.history import History
+    from ..pipeline.batch_stats import batch_summary, batch_totals
+    from ..pipeline.engine import Engine
+    from ..pipeline.plan import RefactorRequest
+    from ..scope import ScopeCache
+    from ..scope.file_language import language_of
+    from ..scope.targets import definitions_touched, top_level_definitions
+    from ..stats.history import History
 
     paths = [Path(args.path), *(Path(p) for p in args.more_paths)]
     problem = _usage_problem(args, paths)
@@ -151,7 +151,7 @@ async def refactor_each(args: argparse.Namespace) -> int:
 def _finish_file(file: _File, outcomes: list[TargetOutcome], args: argparse.Namespace) -> list[TargetOutcome]:
     """One file's targets once its new text is written (`--write`) or shown (a diff): the edits of
     the targets that succeeded, together, on the text every prompt carried."""
-    from .formats.edits import apply_replacements
+    from ..formats.edits import apply_replacements
 
     edited = {id(o): o.result for o in outcomes if o.outcome == "edit" and o.result is not None}
     if not edited:

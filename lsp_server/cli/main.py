@@ -14,22 +14,22 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .cli_io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
-from .config.schema import BackendConfig, Config, ConfigError, ScopeMode
-from .files.safe_write import WriteRefused, writable_target, write_file
-from .text import count_of
+from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
+from ..files.safe_write import WriteRefused, writable_target, write_file
+from ..text import count_of
+from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
 
 if TYPE_CHECKING:
-    from .pipeline.engine import Engine
+    from ..pipeline.engine import Engine
 
 
 async def _refactor(args: argparse.Namespace) -> int:
-    from .files.state import keep_refused_answer
-    from .pipeline.engine import Engine
-    from .pipeline.plan import RefactorError, RefactorRequest
-    from .scope import line_span, split_lines
-    from .stats.history import History
-    from .stats.words import summary
+    from ..files.state import keep_refused_answer
+    from ..pipeline.engine import Engine
+    from ..pipeline.plan import RefactorError, RefactorRequest
+    from ..scope import line_span, split_lines
+    from ..stats.history import History
+    from ..stats.words import summary
 
     path = Path(args.path)
     scope: ScopeMode | None
@@ -127,10 +127,10 @@ async def _refactor(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from .backend.errors import BackendError, PredictionUnsupported
-    from .backend.stream import StreamRequest
-    from .config.load import api_key
-    from .pipeline.engine import Engine
+    from ..backend.errors import BackendError, PredictionUnsupported
+    from ..backend.stream import StreamRequest
+    from ..config.load import api_key
+    from ..pipeline.engine import Engine
 
     try:
         loaded = load_cli_config(args.config, Path.cwd(), args.settings)
@@ -196,7 +196,7 @@ async def _speculation(backend: BackendConfig) -> str:
             "whether this server drafts from it (llama.cpp: a draft model or prompt lookup) is not reported "
             "before a request; each refactor's stats say what it drafted"
         )
-    from .bench.probes import describe_server
+    from ..bench.probes import describe_server
 
     info = await describe_server(backend)
     if info.speculative_decoding is None:
@@ -263,8 +263,8 @@ async def _measure_and_show(
 ) -> ReportT | None:
     """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
     could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
-    from .bench import BenchError, SizeRuleOnly
-    from .pipeline.engine import Engine
+    from ..bench import BenchError, SizeRuleOnly
+    from ..pipeline.engine import Engine
 
     engine = Engine(SizeRuleOnly())
     try:
@@ -283,7 +283,7 @@ async def _measure_and_show(
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from .bench import (
+    from ..bench import (
         BenchError,
         default_tasks_dir,
         load_tasks,
@@ -302,7 +302,7 @@ async def _bench(args: argparse.Namespace) -> int:
         tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
         if tasks_dir is None:
             raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
-        from .bench.batch_tasks import split_tasks
+        from ..bench.batch_tasks import split_tasks
 
         singles, batches = split_tasks(tasks_dir, args.task)
         if args.task and batches:
@@ -315,7 +315,7 @@ async def _bench(args: argparse.Namespace) -> int:
             loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, levels, formats
         )
         if args.record_history:
-            from .stats.history import History
+            from ..stats.history import History
 
             plan = dataclasses.replace(plan, record_to=History())
     except (BenchError, ConfigError) as exc:
@@ -341,10 +341,10 @@ async def _bench(args: argparse.Namespace) -> int:
 
 async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: list[str], batches: list[str]) -> int:
     """`bench --task NAME` with batch tasks: each one at a time and --jobs N at once (bench/batch_runner.py)."""
-    from .bench.batch_runner import make_batch_plan, measure_batches
-    from .bench.batch_tasks import load_batch_task
-    from .bench.render_batch import render_batch_markdown, render_batch_terminal
-    from .bench.tasks import BenchError
+    from ..bench.batch_runner import make_batch_plan, measure_batches
+    from ..bench.batch_tasks import load_batch_task
+    from ..bench.render_batch import render_batch_markdown, render_batch_terminal
+    from ..bench.tasks import BenchError
 
     try:
         if singles:
@@ -363,7 +363,7 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
             loaded.config, args.backend, args.baseline_backend, tasks, args.repeat, args.max_tokens, args.jobs
         )
         if args.record_history:
-            from .stats.history import History
+            from ..stats.history import History
 
             plan = dataclasses.replace(plan, bench=dataclasses.replace(plan.bench, record_to=History()))
     except (BenchError, ConfigError) as exc:
@@ -385,27 +385,27 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server.startup import fast_imports
+    from ..server.startup import fast_imports
 
     with fast_imports():  # lsprotocol's classes without compiling their methods again
-        from .server.handlers import serve
+        from ..server.handlers import serve
 
     serve(log_file=args.log_file, verbose=args.verbose)
     return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli_args import build_parser
+    from .args import build_parser
 
     args = build_parser().parse_args(argv)
     try:
         if args.command in (None, "serve"):
             return _serve(args)
-        from .logs import configure_cli_logging
+        from ..logs import configure_cli_logging
 
         configure_cli_logging(args.verbose, args.log_file)
         if args.command == "refactor" and (args.each or args.more_paths):
-            from .cli_batch import refactor_each
+            from .batch import refactor_each
 
             return asyncio.run(refactor_each(args))
         if args.command == "refactor":

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from .config.schema import HunksForm
-from .formats.hunks import DIFF_HUNK, DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, TextLines, apply_hunks
-from .formats.hunks_diff import FORM_NAMES, parse_answer
-from .formats.hunks_match import Finder, Lines
+from ..config.schema import HunksForm
+from ..formats.hunks import DIFF_HUNK, DIVIDER, REPLACE_MARKER, SEARCH_MARKER, HunksError, TextLines, apply_hunks
+from ..formats.hunks_diff import FORM_NAMES, parse_answer
+from ..formats.hunks_match import Finder, Lines
 
 # One hunk: its lines in order, each with its kind: " " (context), "-" (removed) or "+" (added).
 Tagged = tuple[tuple[str, str], ...]

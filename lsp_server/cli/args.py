@@ -1,11 +1,11 @@
-"""The command line's arguments: the subcommands, their options and help (cli.py runs them)."""
+"""The command line's arguments: the subcommands, their options and help (main.py runs them)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from . import __version__
+from .. import __version__
 
 
 def _logging_options(defaults: bool) -> argparse.ArgumentParser:
