@@ -1,5 +1,6 @@
-"""The package's layering: no import cycles, lazy and type-only imports included (a lazy or
-TYPE_CHECKING import hides a cycle from the interpreter, not from a reader)."""
+"""The package's layering: its folders in ranks, each importing only lower ranks; no import cycles; no
+module over 450 lines. Every import counts, lazy and type-only ones included (a lazy or TYPE_CHECKING
+import hides a dependency from the interpreter, not from a reader)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,30 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lsp_server"
+
+# The layers, lowest first: a module imports only from a lower rank (its own folder aside). Two folders
+# of one rank are independent of each other. `text` and `logs` import nothing of ours. A new folder
+# gets its rank here; a module that needs a higher rank belongs in a higher folder.
+RANKS: dict[str, int] = {
+    "text": 0,  # lines and positions as LSP counts them
+    "logs": 0,  # where the log goes
+    "files": 1,  # reading and writing the user's files and our state folder safely
+    "config": 2,  # settings: schema, layers, trust, conversion, loading
+    "scope": 3,  # which part of the document a refactor rewrites
+    "stats": 3,  # one refactor's measurement, its words, its history
+    "formats": 4,  # the prompt and the answer: region, hunks, hygiene, minimal edits, the choice
+    "backend": 4,  # talking to a backend: clients, one stream, errors, its window, what it taught
+    "pipeline": 5,  # a refactor from plan to result, alone or as a batch
+    "server": 6,  # the language server: wiring, handlers, jobs, applying edits
+    "bench": 6,  # `refactor-lsp bench`
+    "cli": 7,  # the command line
+    "__main__": 8,  # `python -m lsp_server`
+}
+# The loopback backend for tests and benchmarks: it may import any layer, and no layer imports it (it is
+# not in the wheel).
+APART = "testing"
+# `lsp_server/__init__.py`: the version only; anything may read it, it imports nothing.
+ROOT = ""
 
 
 def module_name(path: Path) -> str:
@@ -40,6 +65,63 @@ def imports_of(path: Path) -> set[str]:
 
 
 MODULES = {module_name(p) for p in PACKAGE.rglob("*.py")}
+
+
+def layer_of(module: str) -> str:
+    """`lsp_server.pipeline.engine` → "pipeline"; `lsp_server.text` → "text"; `lsp_server` → ""."""
+    return module.split(".")[1] if "." in module else ROOT
+
+
+def layering_problems(graph: dict[str, set[str]]) -> list[str]:
+    """Each import that goes up a rank, across two folders of one rank, into `testing`, or out of the
+    package's `__init__`."""
+    problems = []
+    for module, imported in sorted(graph.items()):
+        layer = layer_of(module)
+        for target in sorted(imported):
+            to = layer_of(target)
+            if layer == ROOT:
+                problems.append(f"{module} imports {target}: the package's __init__ imports nothing")
+            elif to in (layer, ROOT) or layer == APART:
+                continue
+            elif to == APART:
+                problems.append(f"{module} imports {target}: nothing in the package imports `{APART}`")
+            elif RANKS[to] > RANKS[layer]:
+                problems.append(f"{module} (rank {RANKS[layer]}) imports {target} (rank {RANKS[to]}): upward")
+            elif RANKS[to] == RANKS[layer]:
+                problems.append(f"{module} imports {target}: `{layer}` and `{to}` share rank {RANKS[to]}")
+    return problems
+
+
+def test_every_module_has_a_layer() -> None:
+    """A new top-level module or folder must be given a rank (or be put in an existing folder)."""
+    unranked = sorted(m for m in MODULES if layer_of(m) not in {*RANKS, APART, ROOT})
+    assert unranked == [], f"modules in no layer (add their folder to RANKS): {unranked}"
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    graph = {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+    problems = layering_problems(graph)
+    assert problems == [], "imports against the layers:\n" + "\n".join(problems)
+
+
+def test_the_layer_check_catches_what_it_forbids() -> None:
+    """The check itself, on imports the package does not have: an upward one, one across a rank, one into
+    `testing`; and the ones it allows."""
+    planted = {
+        "lsp_server.config.load": {"lsp_server.pipeline.engine"},  # 2 → 5
+        "lsp_server.scope.region": {"lsp_server.stats.measured"},  # 3 ↔ 3
+        "lsp_server.bench.runner": {"lsp_server.testing.fake_backend"},
+        "lsp_server.text": {"lsp_server.files.state"},  # 0 → 1
+        "lsp_server": {"lsp_server.text"},
+    }
+    assert len(layering_problems(planted)) == 5
+    allowed = {
+        "lsp_server.pipeline.engine": {"lsp_server.config.load", "lsp_server.pipeline.plan", "lsp_server.text"},
+        "lsp_server.testing.calibration": {"lsp_server.cli.main"},
+        "lsp_server.cli.main": {"lsp_server"},
+    }
+    assert layering_problems(allowed) == []
 
 
 def test_no_import_cycles() -> None:
