@@ -1,8 +1,8 @@
 """Backends: stream a chat completion from an OpenAI-compatible server, with the prediction.
 
-Every failure becomes one BackendError (`backend_errors`) whose message names what to fix (the URL,
+Every failure becomes one BackendError (`errors`) whose message names what to fix (the URL,
 the env var, the model). Retries are ours, bounded by count and by the refactor's total time; one
-attempt's stream is read by `backend_stream`, through the clients of `backend_clients`.
+attempt's stream is read by `stream`, through the clients of `clients`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 where it came from) and its characters per token, in the prompt (for the window's budget) and in
 the answer (for the live rate's estimate).
 
-One file in the state folder (`state_files`), `backends.json`: `{"v": 1, "backends": [...]}`. It is
+One file in the state folder (`files.state`), `backends.json`: `{"v": 1, "backends": [...]}`. It is
 the user's, never the workspace's, and read like every state file: bounded in size, without
 following links, each entry checked (types, ranges, lengths); a damaged file, or one of another
 version, is ignored whole and a damaged entry alone. At most MAX_ENTRIES entries are kept, the

@@ -1,7 +1,7 @@
 """One streamed chat completion, read from the SDK's stream under the refactor's bounds: the
 request (`StreamRequest`), the answer's size limits, the first-token and idle timeouts, a stream
 that breaks the protocol, and what comes back (`Completion`). Retries are the caller's
-(`backends.stream_completion`).
+(`chat.stream_completion`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A backend's context window (prompt + answer, in tokens), from where the backend says it: vLLM's
 `/v1/models` (`max_model_len`), llama.cpp's `/props` (`default_generation_settings.n_ctx`), or its
 refusal of a prompt that was too long (HTTP 400, "maximum context length is N tokens"). Read here
-only: the refactor's budget (context_fit.py), what is remembered (backend_memory.py), `check` and
+only: the refactor's budget (pipeline/context_fit.py), what is remembered (memory.py), `check` and
 the bench's header all take it from these readers.
 
 A probe is one bounded GET (a few seconds, a few hundred kilobytes, no redirects) that never

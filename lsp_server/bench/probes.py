@@ -106,7 +106,7 @@ async def describe_server(backend: BackendConfig) -> ServerInfo:
         if entry is not None:
             # `profile`: the loopback backend's (lsp_server/testing/profiles.py), for the report's header.
             info = {k: entry[k] for k in ("id", "root", "owned_by", "profile") if isinstance(entry.get(k), str)}
-            window = window_of_entry(entry)  # read as a refactor reads it (context_window.py)
+            window = window_of_entry(entry)  # read as a refactor reads it (backend/window.py)
             found["model_info"] = info | ({"max_model_len": window} if window is not None else {})
     except Exception as exc:
         found["models_error"] = f"{type(exc).__name__}: {exc}"[:200]

@@ -1,5 +1,5 @@
 """`refactor-lsp refactor FILE [FILE ...] --each definition -i TEXT`: one instruction for each
-definition, as one batch (batch.py) run at once through the one engine.
+definition, as one batch (pipeline/batch.py) run at once through the one engine.
 
 Targets: every top-level definition of each file, or with `--lines` (one file) each definition
 those lines touch. A line per target on stderr as each one ends, a summary at the end; without

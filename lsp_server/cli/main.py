@@ -72,7 +72,7 @@ async def _refactor(args: argparse.Namespace) -> int:
         edit_format=args.edit_format,
     )
     # The same history as the server's: read once, `auto` (edit format, prediction) learns from it, and
-    # this refactor is added to it. A one-off command does not try the other format (edit_format.py).
+    # this refactor is added to it. A one-off command does not try the other format (formats/choice.py).
     history = History()
     engine = Engine.from_history(history.read(), try_formats=False)
     target = str(path.resolve())

@@ -1,9 +1,9 @@
-"""The configuration's one converter: plain, snake_cased dicts in, a `Config` (config_schema) out.
+"""The configuration's one converter: plain, snake_cased dicts in, a `Config` (`schema`) out.
 
 `convert` walks one layer merged over the valid layers below it, once. It reports every bad key
 (`ConfigError(source, key, problem)` names where it came from) and drops it from the layer, so the
 value below it applies instead; the rest of the layer still applies. Where the layers come from,
-and which of them may decide what, is `config.py`'s business.
+and which of them may decide what, is `load.py`'s business.
 """
 
 from __future__ import annotations

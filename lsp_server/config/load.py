@@ -1,6 +1,6 @@
 """Loading the configuration: the layers stacked into one config, each bad setting reported and
-skipped; the schema is `config_schema`, its converter `config_convert`, the layers `config_layers`, who may
-decide what in `config_trust`.
+skipped; the schema is `schema`, its converter `convert`, the layers `layers`, who may decide what
+in `trust`.
 
 Layers, lowest to highest: built-in defaults, the user file, the editor's settings
 (``initializationOptions`` then ``workspace/configuration``), and the workspace's own

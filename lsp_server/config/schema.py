@@ -1,6 +1,6 @@
 """The configuration's schema: the settings as typed, defaulted records, the built-in backends and
-presets, and which keys decide where code goes or what it costs. `config_convert` turns plain dicts
-into these records; `config.py` stacks the layers.
+presets, and which keys decide where code goes or what it costs. `convert` turns plain dicts
+into these records; `load.py` stacks the layers.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ class RefactorSettings:
     max_file_chars: int = 2_000_000
     preview: bool = False
     # "region": the model re-emits the region; "hunks": SEARCH/REPLACE blocks of the changes only;
-    # "auto": by this backend's measured history, else by the region's size (edit_format.py).
+    # "auto": by this backend's measured history, else by the region's size (formats/choice.py).
     edit_format: EditFormat = "auto"
     # 0: by how the backend gets the prediction (edit_format.DEFAULT_HUNKS_MIN_LINES, the crossovers of
     # the calibrated backend profiles in benchmarks/README.md, "Backend profiles").
     hunks_min_lines: int = 0
-    # The `hunks` answer's form: "search-replace" (SEARCH/REPLACE blocks, `hunks.py`) or "diff" (unified-diff
-    # hunks without line numbers, `hunks_diff.py`: fewer tokens a change). A model that answers in the other
+    # The `hunks` answer's form: "search-replace" (SEARCH/REPLACE blocks, `formats/hunks.py`) or "diff" (unified-diff
+    # hunks without line numbers, `formats/hunks_diff.py`: fewer tokens a change). A model that answers in the other
     # form is read in that form.
     hunks_form: HunksForm = "search-replace"
     # A batch (each definition of a selection, a file or files): refactors in flight at once. 4: where
@@ -189,6 +189,6 @@ COST_KEYS = frozenset({"model", "prediction"})
 COST_CEILINGS = frozenset(
     {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency"}
 )
-# `refactor.max_tokens = 0` lets the region's size decide the limit, never below this (refactor.py,
+# `refactor.max_tokens = 0` lets the region's size decide the limit, never below this (pipeline/plan.py,
 # `default_max_tokens`): a fixed limit up to it never allows more than the automatic one would.
 MIN_AUTO_MAX_TOKENS = 256

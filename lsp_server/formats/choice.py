@@ -69,7 +69,7 @@ class FormatChoice:
     reason: str  # for the stats and the one-line summary
     retry_in_region: bool = False  # `auto` chose hunks: a hunks answer that does not apply is retried
     # `auto` chose it, and may choose again (a region answer that cannot fit the context window is
-    # asked as hunks: context_fit.py); False: set by the user, or already a second choice.
+    # asked as hunks: pipeline/context_fit.py); False: set by the user, or already a second choice.
     automatic: bool = True
 
 

@@ -1,6 +1,6 @@
 """A batch's figures: its totals, the line that reports them, and its `refactorLsp/stats` record.
 
-The same honesty rules as one refactor's (stats.py), and three of the batch's own:
+The same honesty rules as one refactor's (stats/measured.py), and three of the batch's own:
 - its tokens/s is the output tokens of every target ÷ the batch's wall time, end to end ("together"):
   the waits for first tokens are in it;
 - the targets' latencies added up are what each waited while the others ran. One after another each

@@ -2,7 +2,7 @@
 + a safety margin within the window, in tokens.
 
 Prompt tokens are estimated from characters with the backend's own characters per token, learned
-from the prompt tokens it reported on earlier refactors (backend_memory.py), and a conservative
+from the prompt tokens it reported on earlier refactors (backend/memory.py), and a conservative
 DEFAULT_PROMPT_CHARS_PER_TOKEN before it has reported any. A character outside ASCII counts more
 (half a token for each UTF-8 byte past the first): a comment in Chinese takes about a token a
 character whatever the code around it takes.

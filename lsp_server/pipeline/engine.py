@@ -3,7 +3,7 @@
 State that used to live in module globals lives here, one engine per server, CLI run or bench:
 the HTTP clients, the backends that refused the `prediction` field, what the vLLM metrics probes
 learned, what `auto` knows of each backend's edit formats and prediction, and each backend's context
-window and characters per token (`backend_memory`). A refactor goes plan → fitted to the backend's
+window and characters per token (`backend.memory`). A refactor goes plan → fitted to the backend's
 window (`context_fit`) → backend stream (progress) → output hygiene → edits → stats.
 """
 
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 PROGRESS_INTERVAL_S = 0.25  # every report wakes the editor (and costs the server a switch): 4 a second is smooth
 # A region answer's post-processing (hygiene, the deletion guard, the diff) is linear in the document and
 # the answer: up to this many characters it runs inline (~2 ms here), past it in a thread. A hunks answer
-# always goes to the thread: locating its blocks may use its whole work budget (hunks_match.py).
+# always goes to the thread: locating its blocks may use its whole work budget (formats/hunks_match.py).
 INLINE_POST_CHARS = 200_000
 # Characters per output token before a backend's own ratio is known (code averages 3-4 in BPE vocabularies).
 DEFAULT_CHARS_PER_TOKEN = 3.5

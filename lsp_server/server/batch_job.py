@@ -1,5 +1,5 @@
 """One `refactorLsp.refactorEach` request: the same instruction for each definition of a selection or
-a file, run at once (batch.py), applied as ONE workspace edit, reported once.
+a file, run at once (pipeline/batch.py), applied as ONE workspace edit, reported once.
 
 A `BatchJob` is a `RefactorJob` (job.py) whose refactor is a batch: the same snapshot, settings,
 cancel and registration on its document, so a batch and a single refactor never run on one
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 BATCH_CANCELLED = "the batch was cancelled"
 TYPED_INSIDE = "you typed inside it while the batch ran; left as it is"
 LISTED_FAILURES = 3  # failures named in the message; `refactorLsp/stats` lists every one
-PROGRESS_INTERVAL_S = 0.25  # as a single refactor's reports (engine.py): 4 a second is smooth
+PROGRESS_INTERVAL_S = 0.25  # as a single refactor's reports (pipeline/engine.py): 4 a second is smooth
 
 
 class BatchJob(RefactorJob):

@@ -11,7 +11,7 @@ trusted. `workspace/configuration` answers may be filled from the repository (eg
 cannot carry a repository's choices (`initializationOptions.configurationTrusted`, sent by the VS
 Code extension, whose Workspace Trust restricts them) or the folder is trusted. An untrusted layer
 may not route code and keys, pick a backend the user never named, or raise what a refactor costs
-(`config_trust.restrict_untrusted`).
+(`config.trust.restrict_untrusted`).
 """
 
 from __future__ import annotations

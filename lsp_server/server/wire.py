@@ -11,7 +11,7 @@
   predicted size), never to be parsed
   out of the progress message.
 - `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
-  `targets`) and answers a `RefactorReply` whose stats are the batch's record (batch_stats.py);
+  `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/batch_stats.py);
   its progress is a `BatchProgressPayload`.
 
 docs/protocol.md ("Commands and notifications") documents the same shapes.

@@ -1,4 +1,4 @@
-"""The refactor history: one versioned record per refactor, in the state folder (`state_files`).
+"""The refactor history: one versioned record per refactor, in the state folder (`files.state`).
 
 Each line is `{"v": RECORD_VERSION, ...HistoryRecord fields}`; lines without "v" (written before the
 format was versioned, with every field of the stats) are read as the same fields. Reading takes a

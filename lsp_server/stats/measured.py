@@ -1,5 +1,5 @@
 """Stats: what one refactor measured, frozen once the engine has it (`measured`); the caller adds the
-outcome (`with_outcome`). Its text is made in `stats_text`, its wire form in `wire`, its history
+outcome (`with_outcome`). Its text is made in `words`, its wire form in `wire`, its history
 record in `history`.
 
 Honesty rules: rejected prediction tokens are billed but are not output, so they do not count
@@ -29,7 +29,7 @@ class RefactorStats:
     scope: str = ""
     region_lines: int = 0
     concurrency: int = 1  # refactors in flight with this one (a batch's): its speed was measured under load
-    edit_format: str = ""  # "region" | "hunks" (edit_format.py)
+    edit_format: str = ""  # "region" | "hunks" (formats/choice.py)
     format_reason: str = ""  # why that format, in words
     edit_format_failed: bool = False  # the hunks answer did not apply to the region
     retried_from: str | None = None  # "hunks": that answer did not apply, and this is the retry in region

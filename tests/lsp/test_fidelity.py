@@ -88,7 +88,7 @@ async def client(lsp_client: LanguageClient, backend: FakeBackend, request: pyte
             initialization_options={
                 "defaultBackend": "fake",
                 # "always": these tests read the prediction sent, and the module's refactors share one
-                # history, from which the cost guard (prediction_guard.py) would soon stop sending it.
+                # history, from which the cost guard (pipeline/prediction_guard.py) would soon stop sending it.
                 "backends": {
                     "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "prediction": "always"}
                 },

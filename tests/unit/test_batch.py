@@ -1,5 +1,5 @@
 """A batch's pieces on their own: its targets (scope/targets.py), the rebase of many regions at once
-(edits.rebase_each) and its totals (batch_stats.py)."""
+(edits.rebase_each) and its totals (pipeline/batch_stats.py)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import {
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 const contributed: string[] = Object.keys(manifest.contributes.configuration.properties);
 // out/test/trust.test.cjs → the server's schema, whose rule src/trust.ts keeps for untrusted workspaces
-const schema = fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "lsp_server", "config_schema.py"), "utf8");
+const schema = fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "lsp_server", "config", "schema.py"), "utf8");
 const camel = (key: string): string => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const restricted: string[] = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
 
