@@ -67,10 +67,15 @@ def hunks_min_lines(configured: int, prediction_via: str) -> tuple[int, str]:
 class FormatChoice:
     format: str  # "region" | "hunks"
     reason: str  # for the stats and the one-line summary
-    retry_in_region: bool = False  # `auto` chose hunks: a hunks answer that does not apply is retried
-    # `auto` chose it, and may choose again (a region answer that cannot fit the context window is
-    # asked as hunks: pipeline/context_fit.py); False: set by the user, or already a second choice.
+    # `auto` chose it, and may choose again (pipeline/attempt.py: a region answer that cannot fit the
+    # context window is asked as hunks; a hunks answer that does not apply, in the region format);
+    # False: set by the user, or already a second choice.
     automatic: bool = True
+
+    @property
+    def retry_in_region(self) -> bool:
+        """`auto` chose hunks: an answer whose blocks do not apply is asked again in the region format."""
+        return self.automatic and self.format == "hunks"
 
 
 def size_bucket(lines: int) -> str:
@@ -160,11 +165,7 @@ def choose_format(
         if usable:
             chosen = min(usable, key=lambda f: usable[f][0])
             figures = " vs ".join(f"{f} {m[0] / 1000:.1f} s, {m[1]:.0%} applied" for f, m in sorted(medians.items()))
-            return FormatChoice(
-                chosen,
-                f"auto, by {backend}'s history for {size_bucket(region_lines)}: {figures}",
-                retry_in_region=chosen == "hunks",
-            )
+            return FormatChoice(chosen, f"auto, by {backend}'s history for {size_bucket(region_lines)}: {figures}")
     threshold, named = hunks_min_lines(configured_min_lines, prediction_via)
     usual, other = ("hunks", "region") if region_lines >= threshold else ("region", "hunks")
     if history is not None and size_bucket(region_lines) == size_bucket(threshold):
@@ -175,8 +176,7 @@ def choose_format(
                 f"auto, trying {other} ({turn} of {MIN_SAMPLES}) against {usual}, the size rule's choice "
                 f"({count_of(region_lines, 'line')} {'≥' if usual == 'hunks' else '<'} {named}), "
                 f"to choose by {backend}'s history for {size_bucket(region_lines)}",
-                retry_in_region=other == "hunks",
             )
     if usual == "hunks":
-        return FormatChoice("hunks", f"auto, {count_of(region_lines, 'line')} ≥ {named}", retry_in_region=True)
+        return FormatChoice("hunks", f"auto, {count_of(region_lines, 'line')} ≥ {named}")
     return FormatChoice("region", f"auto, {count_of(region_lines, 'line')} < {named}")

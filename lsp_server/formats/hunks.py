@@ -136,11 +136,13 @@ _TERMS: dict[HunksForm, _Terms] = {
 
 
 class HunksError(ValueError):
-    """The answer must not be applied; the message says why and what to do. `block` is 1-based."""
+    """The answer must not be applied; the message says why and what to do. `block` is 1-based;
+    `problem`: what is wrong, without the advice (for a message that gives advice of its own)."""
 
-    def __init__(self, message: str, block: int | None = None) -> None:
+    def __init__(self, message: str, block: int | None = None, problem: str | None = None) -> None:
         super().__init__(message)
         self.block = block
+        self.problem = problem or message
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,7 @@ class HunksResult:
 
 def refusal(problem: str, block: int | None = None) -> HunksError:
     """The error that refuses a whole answer: what is wrong, that nothing was applied, what to do."""
-    return HunksError(f"{problem}; nothing was applied — run it again, or use {FALLBACK_SETTING}", block)
+    return HunksError(f"{problem}; nothing was applied — run it again, or use {FALLBACK_SETTING}", block, problem)
 
 
 def shown(line: str) -> str:
@@ -223,11 +225,11 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
     if end == len(lines):
         # The stream said "stop" (an answer cut at the token cap is refused before parsing), so the
         # model itself ended mid-block: what came of the block may be half a change.
-        raise HunksError(
+        problem = (
             f"the model's answer ends inside edit block {number} (no {REPLACE_MARKER} line): the model "
-            "stopped before finishing it; nothing was applied — run it again",
-            number,
+            "stopped before finishing it"
         )
+        raise HunksError(f"{problem}; nothing was applied — run it again", number, problem)
     body = lines[head + 1 : end]
     dividers = [k for k, line in enumerate(body) if DIVIDER_LINE.fullmatch(line)]
     if not dividers:

@@ -38,8 +38,18 @@ class Prompt:
     prediction: str  # the region's current text: what the model will mostly copy
 
 
-def _context(text: str, start: int, end: int, budget: int) -> tuple[str, str, bool]:
-    """The text before and after the region, trimmed to whole lines around it to fit `budget`."""
+def region_text(text: str, start: int, end: int, drop: tuple[int, int] | None = None) -> str:
+    """text[start:end] less the span `drop` (the instruction comment): what the model writes again."""
+    region = text[start:end]
+    if drop is None:
+        return region
+    a, b = drop[0] - start, drop[1] - start
+    return region[:a] + region[b:]
+
+
+def context_around(text: str, start: int, end: int, budget: int) -> tuple[str, str, bool]:
+    """The text before and after the region, trimmed to whole lines around it to fit `budget`, and
+    whether it was trimmed."""
     before, after = text[:start], text[end:]
     if len(before) + len(after) <= budget:
         return before, after, False
@@ -73,11 +83,8 @@ def build_prompt(
     `edit_format` "hunks" asks for only the changes instead of the whole region, in `hunks_form`:
     SEARCH/REPLACE blocks, or diff hunks.
     """
-    region = text[start:end]
-    if drop is not None:
-        a, b = drop[0] - start, drop[1] - start
-        region = region[:a] + region[b:]
-    before, after, trimmed = _context(text, start, end, context_chars)
+    region = region_text(text, start, end, drop)
+    before, after, trimmed = context_around(text, start, end, context_chars)
     newline = "" if region.endswith(("\n", "\r")) or not region else "\n"
     file_view = f"{before}{REGION_START}\n{region}{newline}{REGION_END}\n{after}"
     parts = [
