@@ -427,6 +427,7 @@ async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
     from lsp_server.config.load import build_config
     from lsp_server.pipeline.engine import Engine
     from lsp_server.pipeline.plan import RefactorRequest
+    from lsp_server.testing.calibration import first_attempt
     from lsp_server.testing.fake_backend import FakeBackend
 
     text = inputs.python_file(2_000)
@@ -457,7 +458,8 @@ async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
         # The request the pipeline builds, exactly as the server builds it (checked against the probe).
         config = build_config([editor_layer(options)])
         offset = text.index(f"total_{n} = 0")
-        plan = Engine().plan(
+        engine = Engine()
+        plan = engine.plan(
             RefactorRequest(
                 path=str(WORKSPACE / "overhead.py"),
                 text=text,
@@ -468,14 +470,15 @@ async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
             ),
             config,
         )
+        attempt = first_attempt(engine, plan)  # an OpenAI-kind backend tells no window: sent as made
         request = {
             "model": "fake-model",
-            "messages": plan.prompt.messages,
+            "messages": attempt.prompt.messages,
             "temperature": config.refactor.temperature,
-            "max_tokens": plan.max_tokens,
+            "max_tokens": attempt.max_tokens,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "prediction": {"type": "content", "content": plan.prompt.prediction},
+            "prediction": {"type": "content", "content": attempt.prompt.prediction},
         }
         await editor.refactor({**args, "backend": "probe"})
         editor.change(uri, text)

@@ -58,7 +58,7 @@ class ContextWindow:
 
 @dataclass(frozen=True)
 class WindowFit:
-    """How a refactor was fitted into its backend's window (context_fit.fit_plan): the plan carries it."""
+    """How an attempt was fitted into its backend's window (pipeline/context_fit.py): the attempt carries it."""
 
     window: ContextWindow
     prompt_tokens: int  # the prompt sent, as estimated

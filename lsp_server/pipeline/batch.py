@@ -180,7 +180,7 @@ class BatchRun:
     async def _one(self, index: int, slots: asyncio.Semaphore) -> None:
         item = self.items[index]
         async with slots:
-            # Planned when its turn comes: a plan holds its prompt, so only the running ones hold theirs.
+            # Planned when its turn comes: only the running ones hold a plan and their attempts' prompts.
             try:
                 plan = self.engine.plan(item.request, item.config, item.cache)
             except RefactorError as exc:

@@ -1,5 +1,5 @@
-"""Fitting a refactor into its backend's context window: prompt tokens + the answer's cap (max_tokens)
-+ a safety margin within the window, in tokens.
+"""Fitting one attempt into its backend's context window: prompt tokens + the answer's cap
+(max_tokens) + a safety margin within the window, in tokens.
 
 Prompt tokens are estimated from characters with the backend's own characters per token, learned
 from the prompt tokens it reported on earlier refactors (backend/memory.py), and a conservative
@@ -8,21 +8,22 @@ DEFAULT_PROMPT_CHARS_PER_TOKEN before it has reported any. A character outside A
 character whatever the code around it takes.
 
 What gives way, in order:
-1. the file around the region (`refactor.context_chars` as today, only smaller: `prompt._context`);
+1. the file around the region (`refactor.context_chars` as today, only smaller:
+   `prompt.context_around`), sized by estimating the text kept, and the prompt built once;
 2. when even the bare region, its instruction and the full cap do not fit, the cap, down to what
    rewriting the region needs (ANSWER_FLOOR_FACTOR times its tokens; a hunks answer writes only
    the changes, so it is let down to MIN_AUTO_MAX_TOKENS);
-3. below that, nothing is sent: one message names the window, the region's size and what to do.
+3. below that, nothing is sent: `WindowTooSmall`, whose message names the window, the region's size
+   and what to do. Whether another format is asked then is the attempt's choice (attempt.py).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-from ..backend.memory import BackendMemory
 from ..backend.window import ContextWindow, WindowFit
-from ..config.schema import MIN_AUTO_MAX_TOKENS, BackendConfig
+from ..config.schema import MIN_AUTO_MAX_TOKENS
+from ..formats.prompt import Prompt, context_around
 from ..text import count_of
 from .plan import Plan, RefactorError
 
@@ -40,12 +41,33 @@ MARGIN_SHARE, MIN_MARGIN = 0.03, 32
 # The least cap for an answer that rewrites the region: its tokens and a fifth more (a region that grows).
 ANSWER_FLOOR_FACTOR = 1.2
 SHRINK_STEPS = 8  # a context with more non-ASCII text than the estimate assumed is cut again, at most this often
-# A refactor waits this long for its backend's first probe, and only while nothing is known of its window.
-PROBE_WAIT_S = 1.0
+# What to do when a window is too small for the region, whatever the format.
+LARGER_WINDOW = (
+    "use a model or server with a larger window (vLLM: --max-model-len, up to the model's own; llama.cpp: --ctx-size)"
+)
 
 
 class WindowTooSmall(RefactorError):
-    """Even the region does not fit the backend's window; nothing was sent."""
+    """Even the region does not fit the backend's window; nothing was sent. Its parts (the backend,
+    the window, what the region and its answer take) let a caller say it in its own words."""
+
+    def __init__(
+        self,
+        backend: str,
+        window: ContextWindow,
+        region: str,
+        prompt_tokens: int,
+        answer_tokens: int,
+        answer_for: str,
+        advice: str,
+    ) -> None:
+        self.backend, self.window, self.region = backend, window, region
+        self.prompt_tokens, self.answer_tokens = prompt_tokens, answer_tokens
+        super().__init__(
+            f"{region} does not fit the context window of the backend '{backend}', {window.describe()}: with its "
+            f"instruction the prompt takes about {prompt_tokens:,} tokens, and the answer needs about "
+            f"{answer_tokens:,} more ({answer_for}); nothing was sent — {advice}"
+        )
 
 
 def estimate_tokens(text: str, chars_per_token: float) -> float:
@@ -55,8 +77,12 @@ def estimate_tokens(text: str, chars_per_token: float) -> float:
 
 def prompt_tokens(messages: list[dict[str, str]], chars_per_token: float) -> int:
     """The prompt's tokens as the backend will count them, estimated on the high side."""
-    text_tokens = sum(estimate_tokens(m.get("content", ""), chars_per_token) for m in messages)
-    return math.ceil(text_tokens * ESTIMATE_HEADROOM) + TOKENS_PER_MESSAGE * (len(messages) + 1)
+    return _counted(sum(estimate_tokens(m.get("content", ""), chars_per_token) for m in messages), len(messages))
+
+
+def _counted(text_tokens: float, messages: int) -> int:
+    """The estimate of a prompt's text, with the headroom and what the chat template adds per message."""
+    return math.ceil(text_tokens * ESTIMATE_HEADROOM) + TOKENS_PER_MESSAGE * (messages + 1)
 
 
 def chars_per_token_seen(messages: list[dict[str, str]], reported_tokens: int | None) -> float | None:
@@ -74,99 +100,64 @@ def safety_margin(window: int) -> int:
     return max(MIN_MARGIN, math.ceil(window * MARGIN_SHARE))
 
 
-def answer_floor(plan: Plan, output_chars_per_token: float) -> int:
+def answer_floor(plan: Plan, edit_format: str, wanted: int, output_chars_per_token: float) -> int:
     """The least cap worth sending: room to write the region again (a hunks answer: its changes)."""
-    if plan.edit_format.format == "hunks":
-        return min(plan.max_tokens, MIN_AUTO_MAX_TOKENS)
-    region_tokens = len(plan.prompt.prediction) / output_chars_per_token
-    return min(plan.max_tokens, math.ceil(region_tokens * ANSWER_FLOOR_FACTOR) + MIN_MARGIN)
+    if edit_format == "hunks":
+        return min(wanted, MIN_AUTO_MAX_TOKENS)
+    region_tokens = len(plan.original) / output_chars_per_token
+    return min(wanted, math.ceil(region_tokens * ANSWER_FLOOR_FACTOR) + MIN_MARGIN)
 
 
-def fit_plan(
+def fit_prompt(
     plan: Plan,
+    edit_format: str,
+    wanted: int,
     backend: str,
     window: ContextWindow,
     prompt_chars_per_token: float | None,
     output_chars_per_token: float | None,
-) -> Plan:
-    """`plan` with a prompt and a cap that fit `window`, the window of the backend named `backend`,
-    and how (`Plan.fit`); raises WindowTooSmall. A plan fitted before is fitted afresh (another
-    backend of the chain, a window learned since)."""
-    if plan.fit is not None:
-        planned = plan.prompt_with(plan.settings.context_chars)
-        plan = replace(plan, prompt=planned, max_tokens=plan.fit.max_tokens_wanted, fit=None)
+    offer_hunks: bool = False,
+) -> tuple[Prompt, WindowFit]:
+    """The prompt asking for `plan` in `edit_format`, and how it and the answer's cap (`wanted`
+    before the window has its say) fit `window`, the window of the backend named `backend`. Raises
+    WindowTooSmall; its advice offers the hunks format when `offer_hunks` and that answer would fit."""
     ratio = prompt_chars_per_token or DEFAULT_PROMPT_CHARS_PER_TOKEN
     room = window.tokens - safety_margin(window.tokens)
-    wanted = plan.max_tokens
-    full = prompt_tokens(plan.prompt.messages, ratio)
+    full_prompt = plan.prompt_in(edit_format, plan.settings.context_chars)
+    full = prompt_tokens(full_prompt.messages, ratio)
     if full + wanted <= room:
-        return replace(plan, fit=WindowFit(window, full, wanted, wanted, None))
-    bare_prompt = plan.prompt_with(0)
-    bare = prompt_tokens(bare_prompt.messages, ratio)
-    floor = answer_floor(plan, output_chars_per_token or DEFAULT_OUTPUT_CHARS_PER_TOKEN)
+        return full_prompt, WindowFit(window, full, wanted, wanted, None)
+    bare_prompt = plan.prompt_in(edit_format, 0)
+    bare_text = sum(estimate_tokens(m.get("content", ""), ratio) for m in bare_prompt.messages)
+    bare = _counted(bare_text, len(bare_prompt.messages))
+    floor = answer_floor(plan, edit_format, wanted, output_chars_per_token or DEFAULT_OUTPUT_CHARS_PER_TOKEN)
     if bare + floor > room:
-        if plan.edit_format.format == "region" and plan.edit_format.automatic:
-            why = f"auto, hunks: the region written again does not fit {backend}'s window of {window.tokens:,} tokens"
-            try:
-                return fit_plan(
-                    plan.in_hunks_format(why), backend, window, prompt_chars_per_token, output_chars_per_token
-                )
-            except WindowTooSmall:
-                pass  # the region's own refusal says more
-        raise WindowTooSmall(_too_small(plan, backend, window, bare, floor, ratio))
+        hunks_fit = offer_hunks and edit_format == "region" and bare + min(wanted, MIN_AUTO_MAX_TOKENS) <= room
+        raise _too_small(plan, edit_format, backend, window, bare, floor, ratio, hunks_fit)
+
+    def with_context(context_chars: int) -> int:
+        """The prompt's tokens with `context_chars` of the file around the region, from the text kept."""
+        if context_chars <= 0:
+            return bare
+        text, start, end = plan.request.text, plan.region.start, plan.region.end
+        before, after, _ = context_around(text, start, end, context_chars)
+        kept = estimate_tokens(before, ratio) + estimate_tokens(after, ratio)
+        return _counted(bare_text + kept, len(bare_prompt.messages))
+
     cap = min(wanted, room - bare)
     context_chars = min(plan.settings.context_chars, int((room - cap - bare) * ratio / ESTIMATE_HEADROOM))
-    prompt = plan.prompt_with(context_chars) if context_chars > 0 else bare_prompt
-    estimate = prompt_tokens(prompt.messages, ratio)
+    estimate = with_context(context_chars)
     for _ in range(SHRINK_STEPS):
         if estimate + cap <= room or context_chars <= 0:
             break
         context_chars = int(context_chars * (room - cap - bare) / max(estimate - bare, 1) * 0.9)
-        prompt = plan.prompt_with(context_chars) if context_chars > 0 else bare_prompt
-        estimate = prompt_tokens(prompt.messages, ratio)
+        estimate = with_context(context_chars)
+    prompt = plan.prompt_in(edit_format, context_chars) if context_chars > 0 else bare_prompt
+    estimate = prompt_tokens(prompt.messages, ratio)  # the prompt as built
     if estimate + cap > room:
         prompt, context_chars, estimate = bare_prompt, 0, bare
     shortened = context_chars if context_chars < plan.settings.context_chars else None
-    return replace(plan, prompt=prompt, max_tokens=cap, fit=WindowFit(window, estimate, wanted, cap, shortened))
-
-
-async def fitted_for(plan: Plan, backend: BackendConfig, memory: BackendMemory) -> Plan:
-    """`plan` fitted to the backend's window when it is known, as planned when it is not. Known, it
-    costs no wait; unknown, the backend's first probe may still be on its way (PROBE_WAIT_S).
-
-    Refused before sending only by a window the backend said in this process: one an earlier process
-    heard may have grown since (the user followed the advice and restarted the server with more), so
-    the backend is asked again, by its probe or else by sending, and its refusal settles it."""
-    window = await memory.window_soon(backend, PROBE_WAIT_S)
-    if window is None:
-        return plan
-    learned = memory.learned(backend)
-    try:
-        return fit_plan(plan, backend.name, window, learned.prompt_chars_per_token, learned.output_chars_per_token)
-    except WindowTooSmall:
-        fresh = await memory.confirmed_window(backend, PROBE_WAIT_S)
-        if fresh is None:
-            return plan
-        if fresh == window:
-            raise
-    return fit_plan(plan, backend.name, fresh, learned.prompt_chars_per_token, learned.output_chars_per_token)
-
-
-def refitted_after_refusal(plan: Plan, sent: Plan, backend: BackendConfig, memory: BackendMemory, window: int) -> Plan:
-    """`plan` fitted to the window the backend named when it refused `sent` as too long (remembered).
-    When the estimate finds that `sent` fits it, the estimate was short: it counts more tokens a
-    character from now on, and the plan is fitted again with that."""
-    learned_window = ContextWindow(window, "error")
-    memory.remember_window(backend, learned_window)
-    for _ in range(2):
-        learned = memory.learned(backend)
-        refit = fit_plan(
-            plan, backend.name, learned_window, learned.prompt_chars_per_token, learned.output_chars_per_token
-        )
-        if refit.prompt.messages != sent.prompt.messages or refit.max_tokens != sent.max_tokens:
-            break
-        memory.distrust_prompt_ratio(backend, learned.prompt_chars_per_token or DEFAULT_PROMPT_CHARS_PER_TOKEN)
-    return refit
+    return prompt, WindowFit(window, estimate, wanted, cap, shortened)
 
 
 def fit_note(fit: WindowFit, after_refusal: bool = False) -> str | None:
@@ -193,29 +184,36 @@ def fit_note(fit: WindowFit, after_refusal: bool = False) -> str | None:
     return f"{lead}: " + " and ".join(changes)
 
 
-def _too_small(plan: Plan, backend: str, window: ContextWindow, bare: int, floor: int, ratio: float) -> str:
+def _too_small(
+    plan: Plan,
+    edit_format: str,
+    backend: str,
+    window: ContextWindow,
+    bare: int,
+    floor: int,
+    ratio: float,
+    hunks_fit: bool,
+) -> WindowTooSmall:
     """The refusal: the window, what the region needs, and what to do."""
-    region_tokens = math.ceil(len(plan.prompt.prediction) / ratio * ESTIMATE_HEADROOM)
-    lines = count_of(plan.region.lines, "line")
-    answer = "to write the region again" if plan.edit_format.format == "region" else "for its changes"
+    region_tokens = math.ceil(len(plan.original) / ratio * ESTIMATE_HEADROOM)
+    region = f"the region ({count_of(plan.region.lines, 'line')}, about {region_tokens:,} tokens)"
+    answer = "to write the region again" if edit_format == "region" else "for its changes"
     advice = ["select a smaller region"]
-    room = window.tokens - safety_margin(window.tokens)
-    hunks_tried = plan.edit_format.automatic  # `auto` asked hunks already (fit_plan)
-    if (
-        plan.edit_format.format == "region"
-        and not hunks_tried
-        and bare + min(plan.max_tokens, MIN_AUTO_MAX_TOKENS) <= room
-    ):
+    if hunks_fit:
         advice.append(
             'use the hunks edit format (refactor.edit_format = "hunks", or --edit-format hunks): its answer '
             "holds only the changes"
         )
-    advice.append(
-        "or use a model or server with a larger window (vLLM: --max-model-len, up to the model's own; "
-        "llama.cpp: --ctx-size)"
-    )
+    advice.append(f"or {LARGER_WINDOW}")
+    return WindowTooSmall(backend, window, region, bare, floor, answer, ", ".join(advice))
+
+
+def region_retry_refused(problem: str, refused: WindowTooSmall) -> str:
+    """`auto` asked for hunks, the answer's blocks did not apply (`problem`), and the region format it
+    would ask again in does not fit the window (`refused`): what happened, and what to do."""
     return (
-        f"the region ({lines}, about {region_tokens:,} tokens) does not fit the context window of the backend "
-        f"'{backend}', {window.describe()}: with its instruction the prompt takes about {bare:,} "
-        f"tokens, and the answer needs about {floor:,} more ({answer}); nothing was sent — " + ", ".join(advice)
+        f"the hunks answer could not be applied ({problem}), and the region format, in which it would be asked "
+        f"again, does not fit the context window of the backend '{refused.backend}', {refused.window.describe()}: "
+        f"{refused.region} with its instruction takes about {refused.prompt_tokens:,} tokens, and writing it again "
+        f"about {refused.answer_tokens:,} more; nothing was applied — select a smaller region, or {LARGER_WINDOW}"
     )

@@ -1,10 +1,10 @@
-"""The engine: runs a planned refactor, and owns everything that outlives one refactor.
+"""The engine: runs a planned refactor's attempts, and owns everything that outlives one refactor.
 
-State that used to live in module globals lives here, one engine per server, CLI run or bench:
-the HTTP clients, the backends that refused the `prediction` field, what the vLLM metrics probes
-learned, what `auto` knows of each backend's edit formats and prediction, and each backend's context
-window and characters per token (`backend.memory`). A refactor goes plan → fitted to the backend's
-window (`context_fit`) → backend stream (progress) → output hygiene → edits → stats.
+One engine per server, CLI run or bench holds the HTTP clients, the backends that refused the
+`prediction` field, what the vLLM metrics probes learned, what `auto` knows of each backend's edit
+formats and prediction, and each backend's context window and characters per token (`backend.memory`).
+A refactor goes plan → the attempt loop (`Engine.run`: an attempt made in `attempt`, sent with
+progress, its outcome read, the next attempt made from it) → output hygiene → edits → stats.
 """
 
 from __future__ import annotations
@@ -21,25 +21,17 @@ from ..backend.errors import BackendError, ContextWindowExceeded, PredictionUnsu
 from ..backend.memory import BackendMemory
 from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
-from ..formats.choice import FormatHistory
-from ..formats.edits import Replacement, region_replacements
+from ..formats.choice import FormatChoice, FormatHistory
+from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
-from ..formats.hygiene import UnusableOutput, clean_hunks_output, clean_output, refuse_mass_deletion
+from ..formats.hygiene import UnusableOutput
 from ..scope import ScopeCache
 from ..stats.history import HistoryRecord
-from ..stats.measured import RefactorStats, measured
-from .context_fit import WindowTooSmall, chars_per_token_seen, fit_note, fitted_for, refitted_after_refusal
-from .plan import (
-    Plan,
-    Progress,
-    ProgressCallback,
-    RefactorError,
-    RefactorRequest,
-    RefactorResult,
-    Route,
-    cut_off_message,
-    plan_refactor,
-)
+from ..stats.measured import RefactorStats
+from .answer import answer_stats, new_region
+from .attempt import Attempt, AttemptKind, Tries, attempt_on, cut_off_message, decide_format, refitted
+from .context_fit import WindowTooSmall, chars_per_token_seen, region_retry_refused
+from .plan import Plan, Progress, ProgressCallback, RefactorError, RefactorRequest, RefactorResult, plan_refactor
 from .prediction_guard import PredictionGuard
 
 log = logging.getLogger(__name__)
@@ -108,12 +100,9 @@ class Engine:
 
     # -- refactors ---------------------------------------------------------------------------------
     def plan(self, request: RefactorRequest, config: Config, scope_cache: ScopeCache | None = None) -> Plan:
-        """The one plan of a refactor; `scope_cache` is the document's, when the caller keeps one (the
-        server: one per open document). Raises RefactorError."""
-        plan = plan_refactor(request, config, self.prediction_choice, self.formats, scope_cache)
-        for route in plan.routes:  # learning a backend's window starts now, if nothing did yet (once)
-            self.backend_memory.start_probe(route.backend)
-        return plan
+        """What does not change between the refactor's attempts; `scope_cache` is the document's, when
+        the caller keeps one (the server: one per open document). Raises RefactorError."""
+        return plan_refactor(request, config, self.prediction_choice, scope_cache)
 
     async def refactor(
         self, request: RefactorRequest, config: Config, on_progress: ProgressCallback | None = None
@@ -121,93 +110,148 @@ class Engine:
         """Plan and run, for callers with nothing to do in between (the CLI, bench, tests)."""
         return await self.run(self.plan(request, config), on_progress)
 
+    def start_probes(self, plan: Plan) -> None:
+        """Ask each backend of the chain for its context window in the background, if nothing did yet
+        in this process (the server asks when it reads its config): the attempt loop's first step."""
+        for route in plan.routes:
+            self.backend_memory.start_probe(route.backend)
+
     async def run(self, plan: Plan, on_progress: ProgressCallback | None = None) -> RefactorResult:
-        """Run a plan end to end. Raises RefactorError with a message for the user."""
-        completion, route, notes, plan = await self._complete(plan, on_progress)  # the plan as sent: fitted
-        backend = route.backend
-        speculation = None
-        if route.prediction == "prompt":
-            speculation = completion.speculation
-            if speculation is None and completion.acceptance is not None:
-                speculation = True  # read from /metrics: the server drafted
-            elif speculation is None and backend.base_url in self.metrics.no_speculation:
-                speculation = False
-        acceptance = completion.acceptance
-        stats = measured(
-            RefactorStats(
-                backend=plan.requested.name,
-                model=backend.model,
-                prediction=route.prediction == "field" or (route.prediction == "prompt" and speculation is not False),
-                prediction_via=route.prediction,
-                # The guard's verdict on the region as a prediction; a hunks answer gets none anyway.
-                prediction_reason=route.prediction_reason if plan.edit_format.format == "region" else "",
-                server_speculation=speculation,
-                speculation_always_on=route.prediction == "prompt"
-                and speculation is not False
-                and (plan.request.prediction is False or backend.prediction == "never"),
-                scope=plan.region.kind,
-                region_lines=plan.region.lines,
-                concurrency=plan.request.concurrency,
-                edit_format=plan.edit_format.format,
-                format_reason=plan.edit_format.reason,
-                latency_ms=completion.latency_ms,
-                ttft_ms=completion.ttft_ms,
-                completion_tokens=completion.completion_tokens,
-                prompt_tokens=completion.prompt_tokens,
-                accepted_prediction_tokens=acceptance.accepted if acceptance else None,
-                rejected_prediction_tokens=acceptance.rejected if acceptance else None,
-                acceptance_source=acceptance.source if acceptance else None,
-                output_chars=len(completion.text),
-                predicted_chars=len(plan.prompt.prediction),
-                action=plan.action,
-                served_by=route.backend.name,
-                notes=(*([note] if (note := plan.region.oversized_note()) else []), *notes, *completion.notes),
-            ),
-            backend.price_input_per_mtok,
-            backend.price_output_per_mtok,
-        )
+        """The attempt loop: send an attempt, read its outcome, make the next attempt from it, until an
+        answer applies or nothing is left to try (RefactorError, with a message for the user). The kinds
+        of attempt are made in attempt.py; docs/how-it-works.md, "The attempt loop", lists them."""
+        self.start_probes(plan)
+        tries = Tries(decide_format(plan, self.formats))
+        attempt = await self._attempt_from(plan, "first", 0, tries)
+        while True:
+            try:
+                completion = await self._send(plan, attempt, on_progress)
+            except BackendError as exc:
+                attempt = await self._after_backend_error(plan, attempt, exc, tries)
+                continue
+            stats = self._measure(plan, attempt, completion, tries)
+            if completion.finish_reason == "length":
+                log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
+                message = cut_off_message(plan, attempt, completion.completion_tokens)
+                raise RefactorError(message, stats, completion.text)
+            try:
+                new_region, edits, applied_notes = await self._new_region(plan, attempt, completion)
+            except HunksError as exc:
+                attempt = await self._after_hunks_failed(plan, attempt, completion, stats, exc, tries)
+                continue
+            except UnusableOutput as exc:
+                # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
+                log.debug(
+                    "the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text
+                )
+                raise RefactorError(str(exc), stats, completion.text) from None
+            if plan.request.concurrency == 1:  # a latency measured under a batch's load compares with nothing
+                self.formats.record(
+                    attempt.backend.name, attempt.edit_format.format, plan.region.lines, True, stats.latency_ms
+                )
+            return RefactorResult(plan, new_region, edits, stats.with_notes(*applied_notes))
+
+    # -- the next attempt, from the outcome of the last ---------------------------------------------
+    async def _attempt_from(self, plan: Plan, kind: AttemptKind, index: int, tries: Tries, why: str = "") -> Attempt:
+        """The attempt on the plan's backend `index`, or on the first after it whose window the region
+        fits (a `fallback`); RefactorError when none is left."""
+        for at in range(index, len(plan.routes)):
+            backend = plan.routes[at].backend
+            kind = kind if at == index else "fallback"
+            try:
+                return await attempt_on(plan, kind, at, tries.choice, self.backend_memory, why, self._refused(backend))
+            except WindowTooSmall as exc:  # nothing was sent to this backend
+                tries.failures.append(str(exc))
+                why = str(exc)
+        raise RefactorError("; then ".join(tries.failures)) from None
+
+    async def _after_backend_error(self, plan: Plan, attempt: Attempt, exc: BackendError, tries: Tries) -> Attempt:
+        """The attempt after a backend's error: without the prediction field it refused, fitted to the
+        window it named (once), or on the next backend; RefactorError when none is left."""
+        backend = attempt.backend
+        if isinstance(exc, PredictionUnsupported) and attempt.route.prediction == "field":
+            self.remember_prediction_refused(backend)
+            note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
+            log.warning(note)
+            tries.notes.append(note)
+            return attempt.without_prediction(note)
+        once = (attempt.index, attempt.edit_format.format)
+        if isinstance(exc, ContextWindowExceeded) and once not in tries.refitted:
+            tries.refitted.add(once)
+            try:
+                return refitted(plan, attempt, tries.choice, self.backend_memory, exc.window, self._refused(backend))
+            except WindowTooSmall as too_small:  # the window it named is too small for the region
+                return await self._fallback(plan, attempt, str(too_small), tries)
+        if exc.fallback_ok:
+            return await self._fallback(plan, attempt, str(exc), tries)
+        raise RefactorError("; then ".join([*tries.failures, str(exc)])) from None
+
+    async def _fallback(self, plan: Plan, attempt: Attempt, failure: str, tries: Tries) -> Attempt:
+        """The attempt on the next backend of the chain, after `failure`; RefactorError when none is left."""
+        tries.failures.append(failure)
+        if attempt.index == len(plan.routes) - 1:
+            raise RefactorError("; then ".join(tries.failures)) from None
+        log.warning("%s; falling back to the next backend", failure)
+        return await self._attempt_from(plan, "fallback", attempt.index + 1, tries, failure)
+
+    async def _after_hunks_failed(
+        self,
+        plan: Plan,
+        attempt: Attempt,
+        completion: Completion,
+        stats: RefactorStats,
+        exc: HunksError,
+        tries: Tries,
+    ) -> Attempt:
+        """The region retry after a hunks answer that did not apply, when `auto` chose hunks and the
+        region fits the backend's window; else RefactorError, saying what became of the answer."""
+        stats = replace(stats, edit_format_failed=True)
+        if plan.request.concurrency == 1:
+            self.formats.record(attempt.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
+        log.debug("the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text)
+        if not attempt.edit_format.retry_in_region:
+            raise RefactorError(str(exc), stats, completion.text) from None
+        region = FormatChoice("region", f"retry after: {exc.problem}", automatic=False)
+        memory, refused = self.backend_memory, self._refused(attempt.backend)
+        try:
+            retry = await attempt_on(plan, "region retry", attempt.index, region, memory, exc.problem, refused)
+        except WindowTooSmall as too_small:
+            raise RefactorError(region_retry_refused(exc.problem, too_small), stats, completion.text) from None
+        tries.choice, tries.retried_from, tries.first_attempt_ms = region, "hunks", stats.latency_ms
+        tries.retry_note = f"the hunks answer did not apply ({exc.problem}); retried in the region format"
+        return retry
+
+    def _refused(self, backend: BackendConfig) -> bool:
+        """The backend refused the prediction field (in this engine's lifetime)."""
+        return self._refused_key(backend) in self._prediction_refused
+
+    # -- an answer ---------------------------------------------------------------------------------
+    def _measure(self, plan: Plan, attempt: Attempt, completion: Completion, tries: Tries) -> RefactorStats:
+        """The answered attempt's stats; what it taught (the prediction guard, the backend's characters
+        per token) is learnt now."""
+        backend = attempt.backend
+        stats = answer_stats(plan, attempt, completion, tries, backend.base_url in self.metrics.no_speculation)
         if self.prediction_guard is not None:
             self.prediction_guard.record(HistoryRecord.of(stats))  # in memory: the next refactor decides by it
         useful = stats.useful_tokens()
         self.backend_memory.learn_usage(
             backend,
-            chars_per_token_seen(plan.prompt.messages, completion.prompt_tokens),
+            chars_per_token_seen(attempt.prompt.messages, completion.prompt_tokens),
             stats.output_chars / useful if useful and stats.output_chars else None,  # the live rate's estimate
         )
-        if completion.finish_reason == "length":
-            log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
-            raise RefactorError(cut_off_message(plan, completion.completion_tokens), stats, completion.text)
-        try:
-            if (
-                plan.edit_format.format == "region"
-                and len(plan.request.text) + len(completion.text) <= INLINE_POST_CHARS
-            ):
-                # A millisecond or two, linear in the text: a thread hop would cost more than it saves.
-                new_region, edits, applied_notes = _new_region(plan, completion)
-            else:
-                # Up to a bounded fraction of a second on a big document or a pathological hunks answer:
-                # in a thread, so the server goes on answering the editor meanwhile.
-                new_region, edits, applied_notes = await asyncio.to_thread(_new_region, plan, completion)
-        except HunksError as exc:
-            stats = replace(stats, edit_format_failed=True)
-            if plan.request.concurrency == 1:  # a latency measured under a batch's load compares with nothing
-                self.formats.record(route.backend.name, "hunks", plan.region.lines, False, stats.latency_ms)
-            log.debug(
-                "the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text
-            )
-            if plan.region_prompt is None:
-                raise RefactorError(str(exc), stats, completion.text) from None
-            retried = await self.run(plan.in_region_format(f"retry after: {exc}"), on_progress)
-            note = f"the hunks answer did not apply ({exc}); retried in the region format"
-            retried_stats = replace(retried.stats, retried_from="hunks", first_attempt_ms=stats.latency_ms)
-            return replace(retried, stats=retried_stats.with_notes(note, first=True))
-        except UnusableOutput as exc:
-            # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.
-            log.debug("the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text)
-            raise RefactorError(str(exc), stats, completion.text) from None
-        if plan.request.concurrency == 1:
-            self.formats.record(route.backend.name, plan.edit_format.format, plan.region.lines, True, stats.latency_ms)
-        return RefactorResult(plan, new_region, edits, stats.with_notes(*applied_notes))
+        return stats
+
+    @staticmethod
+    async def _new_region(
+        plan: Plan, attempt: Attempt, completion: Completion
+    ) -> tuple[str, list[Replacement], list[str]]:
+        edit_format = attempt.edit_format.format
+        if edit_format == "region" and len(plan.request.text) + len(completion.text) <= INLINE_POST_CHARS:
+            # A millisecond or two, linear in the text: a thread hop would cost more than it saves.
+            return new_region(plan, edit_format, completion)
+        # Up to a bounded fraction of a second on a big document or a pathological hunks answer: in a
+        # thread, so the server goes on answering the editor meanwhile.
+        return await asyncio.to_thread(new_region, plan, edit_format, completion)
 
     # -- talking to backends -----------------------------------------------------------------------
     async def stream(
@@ -227,77 +271,27 @@ class Engine:
         await self.backend_memory.close()
         await self.clients.close()
 
-    async def _complete(
-        self, plan: Plan, on_progress: ProgressCallback | None
-    ) -> tuple[Completion, Route, list[str], Plan]:
-        """(completion, the route that served, notes, the plan as sent: fitted to that backend's context
-        window when it is known), trying the fallbacks in order."""
-        notes: list[str] = []
-        errors: list[str] = []
-        for index, route in enumerate(plan.routes):
-            backend = route.backend
-            refused = False
-            try:
-                sent = await fitted_for(plan, backend, self.backend_memory)
-                try:
-                    completion, route = await self._send(sent, route, on_progress, notes)
-                except ContextWindowExceeded as exc:
-                    # Once a refactor: the refusal names the window; fitted to it, the prompt goes again.
-                    sent = refitted_after_refusal(plan, sent, backend, self.backend_memory, exc.window)
-                    refused = True
-                    completion, route = await self._send(sent, route, on_progress, notes)
-            except WindowTooSmall as exc:  # nothing was sent to this backend
-                if index < len(plan.routes) - 1:
-                    errors.append(str(exc))
-                    continue
-                raise RefactorError("; then ".join([*errors, str(exc)])) from None
-            except BackendError as exc:
-                if exc.fallback_ok and index < len(plan.routes) - 1:
-                    errors.append(str(exc))
-                    log.warning("%s; falling back to the next backend", exc)
-                    continue
-                if errors:
-                    raise RefactorError("; then ".join([*errors, str(exc)])) from None
-                raise RefactorError(str(exc)) from None
-            if errors:
-                notes.append(f"served by fallback backend '{backend.name}' because {'; '.join(errors)}")
-            if sent.fit is not None and (note := fit_note(sent.fit, refused)):
-                notes.append(note)
-            return completion, route, notes, sent
-        raise AssertionError("unreachable: the chain always ends in a return or a raise")
-
-    async def _send(
-        self, plan: Plan, route: Route, on_progress: ProgressCallback | None, notes: list[str]
-    ) -> tuple[Completion, Route]:
-        """One backend's answer to the plan, and the route as it served (without the prediction field
-        when the backend refused it: said in `notes`). Raises BackendError."""
-        backend = route.backend
+    async def _send(self, plan: Plan, attempt: Attempt, on_progress: ProgressCallback | None) -> Completion:
+        """The backend's answer to one attempt. Raises BackendError."""
+        backend, prediction = attempt.backend, attempt.prompt.prediction
+        if attempt.why:
+            log.debug("%s attempt on '%s': %s", attempt.kind, backend.name, attempt.why)
         request = StreamRequest(
-            messages=plan.prompt.messages,
-            prediction=plan.prompt.prediction if route.prediction == "field" else None,
-            max_tokens=plan.max_tokens,
+            messages=attempt.prompt.messages,
+            prediction=prediction if attempt.route.prediction == "field" else None,
+            max_tokens=attempt.max_tokens,
             temperature=plan.settings.temperature,
             live_usage=backend.type == "vllm",
             cache_salt=plan.request.cache_salt if backend.type in backends.LOCAL_SPECULATION_TYPES else None,
-            max_answer_chars=answer_char_limit(plan.max_tokens, len(plan.prompt.prediction)),
+            max_answer_chars=answer_char_limit(attempt.max_tokens, len(prediction)),
         )
-        tracker = self._tracker(plan, backend, on_progress)
-        probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if route.prediction == "prompt" else None
-        try:
-            return await self._stream_with_probe(backend, plan.settings, request, tracker, probe), route
-        except PredictionUnsupported as exc:
-            self.remember_prediction_refused(backend)
-            note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
-            log.warning(note)
-            notes.append(note)
-            request.prediction = None
-            tracker = self._tracker(plan, backend, on_progress)
-            return await self.stream(backend, plan.settings, request, tracker), Route(backend, "off")
-
-    def _tracker(self, plan: Plan, backend: BackendConfig, on_progress: ProgressCallback | None) -> _ProgressTracker:
         # The live rate's estimate: characters per output token as this backend wrote them last.
         ratio = self.backend_memory.learned(backend).output_chars_per_token or DEFAULT_CHARS_PER_TOKEN
-        return _ProgressTracker(len(plan.prompt.prediction), on_progress, ratio)
+        tracker = _ProgressTracker(len(prediction), on_progress, ratio)
+        probe = (
+            metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if attempt.route.prediction == "prompt" else None
+        )
+        return await self._stream_with_probe(backend, plan.settings, request, tracker, probe)
 
     async def _stream_with_probe(
         self,
@@ -325,37 +319,6 @@ class Engine:
         if note:
             completion.notes.append(note)
         return completion
-
-
-def _new_region(plan: Plan, completion: Completion) -> tuple[str, list[Replacement], list[str]]:
-    """The region's new text from the answer, the edits that make it, and the notes on how (a hunks
-    answer's). Raises HunksError (blocks that do not apply) or UnusableOutput (an answer to refuse).
-
-    Both formats end in the same deletion guard: an emptied region is one answer, however written.
-    """
-    text = plan.request.text
-    notes: list[str] = []
-    if plan.edit_format.format == "hunks":
-        applied = clean_hunks_output(
-            completion.text,
-            plan.original,
-            completion.finish_reason,
-            drop_instruction_comments=plan.comment is not None,
-            form=plan.settings.hunks_form,
-        )
-        new_region = applied.text
-        notes = applied.notes
-    else:
-        new_region = clean_output(
-            completion.text,
-            plan.original,
-            completion.finish_reason,
-            before=text[: plan.region.start],
-            after=text[plan.region.end :],
-            drop_instruction_comments=plan.comment is not None,
-        )
-    refuse_mass_deletion(plan.original, new_region, removal_asked=plan.removes_code)
-    return new_region, region_replacements(text, plan.region.start, plan.region.end, new_region), notes
 
 
 class _ProgressTracker:

@@ -1,17 +1,18 @@
-"""A refactor, planned: the request → scope → instruction → prompt + prediction → backend chain.
+"""A refactor, planned: the request → scope → instruction → backend chain, and the edit format asked.
 
-A refactor is planned exactly once into an immutable `Plan`; `engine.Engine` runs it (backend
-stream with progress → output hygiene → edits → stats). The server, the CLI and `bench` all go
-through the same two steps.
+A `Plan` holds what does not change between the requests a refactor may send: the request, its
+region, instruction and action, the backends in order and how the prediction may reach each, the
+settings. Each request is an attempt (`attempt.py`): its own format, prompt and cap, made from the
+plan by the engine's attempt loop (`engine.Engine.run`). The server, the CLI and `bench` all go
+through the same two steps: `Engine.plan`, then `Engine.run`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from ..backend.window import WindowFit
 from ..config.schema import (
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
@@ -19,15 +20,13 @@ from ..config.schema import (
     Config,
     ConfigError,
     EditFormat,
-    HunksForm,
     PredictionVia,
     RefactorSettings,
     ScopeMode,
 )
-from ..formats.choice import FormatChoice, FormatHistory, choose_format
 from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
-from ..formats.prompt import Prompt, build_prompt
+from ..formats.prompt import Prompt, build_prompt, region_text
 from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from ..scope.file_language import language_of
 from ..stats.measured import RefactorStats
@@ -77,17 +76,17 @@ PredictionPolicy = Callable[[BackendConfig, "bool | None"], tuple[PredictionVia,
 
 @dataclass(frozen=True)
 class Route:
-    """One backend of the chain and how the prediction reaches it: "field", "prompt" or "off"."""
+    """One backend of the chain and how the prediction reaches it: "field", "prompt" or "off". In a
+    plan, as its policy says; in an attempt, as that request sends it (attempt.py)."""
 
     backend: BackendConfig
     prediction: PredictionVia
-    planned_prediction: PredictionVia = "off"  # before the edit format had its say (hunks sends no prediction field)
     prediction_reason: str = ""  # the cost guard's, for the planned prediction (prediction_guard)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything decided before the model is called."""
+    """What does not change between a refactor's attempts, decided before the model is called."""
 
     request: RefactorRequest
     region: Region
@@ -95,81 +94,34 @@ class Plan:
     action: str
     title: str  # what the editor shows while it runs
     comment: InstructionComment | None
-    prompt: Prompt
+    original: str  # what the answer replaces: the region less the instruction comment
     routes: tuple[Route, ...]  # the requested backend first, then its fallbacks
-    max_tokens: int
     settings: RefactorSettings
-    edit_format: FormatChoice
-    region_prompt: Prompt | None = None  # `auto` chose hunks: the prompt of a retry in the region format
+    format_asked: EditFormat  # the request's, else its action preset's, else refactor.edit_format
+    format_asked_by: str  # which of those, in words ("the request", "action 'rename'", ...)
     # The instruction asks for code to be removed (its preset says so, or the user's words do): the
     # deletion guard lets an answer that removes most of the region through.
     removes_code: bool = False
-    # How `prompt` and `max_tokens` were fitted into the backend's context window (context_fit.py);
-    # None: the window is unknown, or not fitted yet.
-    fit: WindowFit | None = None
 
     @property
     def requested(self) -> BackendConfig:
         return self.routes[0].backend
 
-    @property
-    def original(self) -> str:
-        """What the answer replaces: the region as sent (less the instruction comment)."""
-        if self.comment is not None:
-            return self.prompt.prediction
-        return self.request.text[self.region.start : self.region.end]
-
-    def in_region_format(self, why: str) -> Plan:
-        """The same refactor asked again in the region format (a hunks answer that did not apply)."""
-        assert self.region_prompt is not None
-        return replace(
-            self,
-            prompt=self.region_prompt,
-            region_prompt=None,
-            edit_format=FormatChoice("region", why, automatic=False),
-            routes=tuple(replace(r, prediction=r.planned_prediction) for r in self.routes),
-            max_tokens=self.fit.max_tokens_wanted if self.fit else self.max_tokens,
-            fit=None,  # fitted again, in its own format, when it runs
-        )
-
-    def in_hunks_format(self, why: str) -> Plan:
-        """The same refactor asked in the hunks format: `auto` chose the region format, and the region
-        written again does not fit the backend's context window (context_fit.py)."""
-        prompt = _prompt(
-            self.request,
-            self.region,
-            self.instruction,
-            self.action,
-            self.comment,
-            self.settings.context_chars,
-            "hunks",
-            self.settings.hunks_form,
-        )
-        field_off = self.request.prediction is not True  # as planned: a hunks answer gets no prediction field
-        return replace(
-            self,
-            prompt=prompt,
-            region_prompt=None,
-            edit_format=FormatChoice("hunks", why, automatic=False),
-            routes=tuple(
-                replace(r, prediction="off" if r.prediction == "field" and field_off else r.prediction)
-                for r in self.routes
-            ),
-            max_tokens=default_max_tokens(len(prompt.prediction), self.settings, "hunks"),
-            fit=None,
-        )
-
-    def prompt_with(self, context_chars: int) -> Prompt:
-        """This plan's prompt with at most `context_chars` of the file around the region."""
-        return _prompt(
-            self.request,
-            self.region,
-            self.instruction,
-            self.action,
-            self.comment,
-            context_chars,
-            self.edit_format.format,
-            self.settings.hunks_form,
+    def prompt_in(self, edit_format: str, context_chars: int) -> Prompt:
+        """The prompt asking for this refactor in `edit_format`, with at most `context_chars` of the
+        file around the region; its prediction is `original`."""
+        return build_prompt(
+            text=self.request.text,
+            start=self.region.start,
+            end=self.region.end,
+            instruction=self.instruction,
+            path=self.request.path,
+            language_id=self.request.language_id,
+            diagnostics=list(self.request.diagnostics) if self.action == FIX_DIAGNOSTICS_ID else None,
+            context_chars=context_chars,
+            drop=(self.comment.start, self.comment.end) if self.comment else None,
+            edit_format=edit_format,
+            hunks_form=self.settings.hunks_form,
         )
 
 
@@ -217,39 +169,6 @@ def default_max_tokens(predicted_chars: int, settings: RefactorSettings, edit_fo
     if settings.max_tokens:
         return settings.max_tokens
     return max(256, math.ceil(predicted_chars / 3.0 * (3 if edit_format == "hunks" else 2)) + 128)
-
-
-def cut_off_message(plan: Plan, completion_tokens: int | None = None) -> str:
-    """Why an answer was cut off (finish_reason "length"), with the advice that fits: a server that
-    stopped well before our cap has a limit of its own (its context window); a cap that already gave
-    the region room to double was not too small (the model repeats itself, or writes past the
-    region); a tighter cap the user set is raised, or the region made smaller."""
-    cap, setting = plan.max_tokens, plan.request.max_tokens_setting
-    if plan.fit is not None and plan.fit.capped and (completion_tokens is None or completion_tokens >= 0.9 * cap):
-        return (
-            f"the model's answer was cut off at {cap:,} tokens, all that the backend's context window "
-            f"({plan.fit.window.tokens:,} tokens) leaves after the prompt, so nothing was applied — select a "
-            "smaller region, or use a model or server with a larger window (vLLM: --max-model-len, llama.cpp: "
-            "--ctx-size)"
-        )
-    if completion_tokens is not None and completion_tokens < 0.9 * cap:
-        return (
-            f"the backend cut the answer off after {completion_tokens:,} tokens, before the {cap:,} this refactor "
-            "allows: a limit of the server's own (its context window, or its maximum answer length) is too small, "
-            "so nothing was applied — select a smaller region, or raise the server's limit"
-        )
-    region = f"{plan.region.lines:,}-line"
-    if cap >= default_max_tokens(len(plan.original), RefactorSettings(), "region"):  # the automatic cap: twice
-        return (
-            f"the model's answer was cut off at {cap:,} tokens, more than twice what the {region} region takes: "
-            "it was probably repeating itself or writing more than the region, so nothing was applied — run it "
-            f"again or try another model (if the change really adds that much, raise {setting})"
-        )
-    smaller = " or select a smaller region" if plan.region.lines > 1 else ""
-    return (
-        f"the model's answer was cut off at its token limit ({cap:,} tokens, {setting}) before the end of the "
-        f"{region} region, so nothing was applied — raise {setting}{smaller}"
-    )
 
 
 def action_title(action: str, instruction: str, config: Config) -> str:
@@ -301,15 +220,10 @@ def _check_text(text: str, what: str) -> None:
 
 
 def plan_refactor(
-    request: RefactorRequest,
-    config: Config,
-    policy: PredictionPolicy,
-    history: FormatHistory | None = None,
-    scope_cache: ScopeCache | None = None,
+    request: RefactorRequest, config: Config, policy: PredictionPolicy, scope_cache: ScopeCache | None = None
 ) -> Plan:
-    """Plan a refactor once; `policy` says how the prediction reaches each backend, `history` how
-    each edit format went on it, `scope_cache` is the document's (the server keeps one per open
-    document). Raises RefactorError."""
+    """Plan a refactor; `policy` says how the prediction reaches each backend, `scope_cache` is the
+    document's (the server keeps one per open document). Raises RefactorError."""
     settings = config.refactor
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
@@ -340,21 +254,7 @@ def plan_refactor(
     preset = next((p for p in config.presets() if (p.id, p.instruction) == (action, instruction)), None)
     removes_code = preset.removes_code if preset is not None else asks_for_removal(instruction)
     chain = [first, *(config.backends[name] for name in first.fallback)]
-    decided = [policy(backend, request.prediction) for backend in chain]
-    choice = _edit_format(request, config, action, region, first, decided[0][0], history)
-
-    def prompt_in(edit_format: str) -> Prompt:
-        return _prompt(
-            request, region, instruction, action, comment, settings.context_chars, edit_format, settings.hunks_form
-        )
-
-    prompt = prompt_in(choice.format)
-    routes = []
-    for backend, (mode, reason) in zip(chain, decided, strict=True):
-        # A hunks answer is mostly new text: a whole-region prediction would be rejected, and OpenAI
-        # bills rejected prediction tokens (benchmarks/README.md, "Edit formats", has the figures).
-        sent = "off" if choice.format == "hunks" and mode == "field" and request.prediction is not True else mode
-        routes.append(Route(backend, sent, mode, reason))
+    format_asked, format_asked_by = _format_asked(request, config, action)
     return Plan(
         request=request,
         region=region,
@@ -363,58 +263,20 @@ def plan_refactor(
         title=action_title(action, instruction, config)
         + (f" ({region.describe()})" if region.oversized_note() else ""),
         comment=comment,
-        prompt=prompt,
-        routes=tuple(routes),
-        max_tokens=default_max_tokens(len(prompt.prediction), settings, choice.format),
+        original=region_text(request.text, region.start, region.end, (comment.start, comment.end) if comment else None),
+        routes=tuple(Route(backend, *policy(backend, request.prediction)) for backend in chain),
         settings=settings,
-        edit_format=choice,
-        region_prompt=prompt_in("region") if choice.retry_in_region else None,
+        format_asked=format_asked,
+        format_asked_by=format_asked_by,
         removes_code=removes_code,
     )
 
 
-def _prompt(
-    request: RefactorRequest,
-    region: Region,
-    instruction: str,
-    action: str,
-    comment: InstructionComment | None,
-    context_chars: int,
-    edit_format: str,
-    hunks_form: HunksForm,
-) -> Prompt:
-    return build_prompt(
-        text=request.text,
-        start=region.start,
-        end=region.end,
-        instruction=instruction,
-        path=request.path,
-        language_id=request.language_id,
-        diagnostics=list(request.diagnostics) if action == FIX_DIAGNOSTICS_ID else None,
-        context_chars=context_chars,
-        drop=(comment.start, comment.end) if comment else None,
-        edit_format=edit_format,
-        hunks_form=hunks_form,
-    )
-
-
-def _edit_format(
-    request: RefactorRequest,
-    config: Config,
-    action: str,
-    region: Region,
-    backend: BackendConfig,
-    prediction_via: str,
-    history: FormatHistory | None,
-) -> FormatChoice:
-    """The request's format, else its action preset's, else refactor.edit_format; `auto` decided."""
+def _format_asked(request: RefactorRequest, config: Config, action: str) -> tuple[EditFormat, str]:
+    """The request's format, else its action preset's, else refactor.edit_format; and which, in words."""
     preset = next((p for p in config.presets() if p.id == action), None)
     if request.edit_format:
-        requested, by = request.edit_format, "the request"
-    elif preset is not None and preset.edit_format:
-        requested, by = preset.edit_format, f"action {preset.id!r}"
-    else:
-        requested, by = config.refactor.edit_format, "refactor.edit_format"
-    return choose_format(
-        requested, by, region.lines, config.refactor.hunks_min_lines, backend.name, history, prediction_via
-    )
+        return request.edit_format, "the request"
+    if preset is not None and preset.edit_format:
+        return preset.edit_format, f"action {preset.id!r}"
+    return config.refactor.edit_format, "refactor.edit_format"

@@ -34,6 +34,7 @@ from ..bench.tasks import Task, default_tasks_dir, load_tasks
 from ..config.layers import Layer
 from ..config.load import build_config
 from ..config.schema import Config, HunksForm
+from ..pipeline.attempt import Attempt, decide_format, make_attempt
 from ..pipeline.engine import Engine
 from ..pipeline.plan import Plan
 from ..stats.measured import RefactorStats, measured
@@ -71,15 +72,23 @@ def sim_config(kind: str, hunks_min_lines: int = 0, hunks_form: HunksForm = "sea
     return build_config([Layer("calibration", data)])
 
 
-def request_of(plan: Plan) -> dict[str, Any]:
-    """The chat completion the engine sends for this plan, as the fake receives it."""
-    body: dict[str, Any] = {"model": "fake-model", "messages": plan.prompt.messages, "max_tokens": plan.max_tokens}
-    if plan.routes[0].prediction == "field":
-        body["prediction"] = {"type": "content", "content": plan.prompt.prediction}
+def first_attempt(engine: Engine, plan: Plan) -> Attempt:
+    """The first attempt the engine makes for this plan on a backend whose window is unknown."""
+    return make_attempt(plan, "first", 0, decide_format(plan, engine.formats))
+
+
+def request_of(attempt: Attempt) -> dict[str, Any]:
+    """The chat completion the engine sends for this attempt, as the fake receives it."""
+    prompt = attempt.prompt
+    body: dict[str, Any] = {"model": "fake-model", "messages": prompt.messages, "max_tokens": attempt.max_tokens}
+    if attempt.route.prediction == "field":
+        body["prediction"] = {"type": "content", "content": prompt.prediction}
     return body
 
 
-def stats_of(paced: Paced, plan: Plan, request: dict[str, Any], kind: str, speculation: bool) -> RefactorStats:
+def stats_of(
+    paced: Paced, plan: Plan, attempt: Attempt, request: dict[str, Any], kind: str, speculation: bool
+) -> RefactorStats:
     """The stats the engine reads from the fake's stream for this answer (its usage, as each kind reports)."""
     tokens = paced.tokens
     sim = paced.sim
@@ -93,10 +102,10 @@ def stats_of(paced: Paced, plan: Plan, request: dict[str, Any], kind: str, specu
         backend=BACKEND,
         model="fake-model",
         prediction="prediction" in request or (kind != "openai" and speculation),
-        prediction_via=plan.routes[0].prediction,
+        prediction_via=attempt.route.prediction,
         region_lines=plan.region.lines,
-        edit_format=plan.edit_format.format,
-        format_reason=plan.edit_format.reason,
+        edit_format=attempt.edit_format.format,
+        format_reason=attempt.edit_format.reason,
         latency_ms=paced.latency_passes * PASS_MS,
         ttft_ms=paced.ttft_passes * PASS_MS,
         completion_tokens=completion,
@@ -141,12 +150,13 @@ class Simulator:
     def run(self, task: Task, mode: Mode, engine: Engine, config: Config) -> Run:
         prediction, edit_format = MODE_REQUESTS[mode]
         plan = engine.plan(task.request(BACKEND, prediction, edit_format), config)
-        request = request_of(plan)
+        attempt = first_attempt(engine, plan)
+        request = request_of(attempt)
         # The bench's baseline for vLLM and llama.cpp is the same model served without speculation.
         speculation = not (mode == "baseline" and self.kind != "openai")
         answer = model_answer(request, self.responder)
         paced = pace(request, answer, self.kind, self.profile, speculation)
-        stats = stats_of(paced, plan, request, self.kind, speculation)
+        stats = stats_of(paced, plan, attempt, request, self.kind, speculation)
         cut = paced.finish == "length"
         return Run(
             task.name,

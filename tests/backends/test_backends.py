@@ -19,6 +19,7 @@ from lsp_server.formats.prompt import build_prompt
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorError, RefactorRequest, default_max_tokens
 from lsp_server.stats.words import summary
+from lsp_server.testing.calibration import first_attempt
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.speculation import simulate, tokenize
@@ -676,8 +677,9 @@ def test_a_refactor_is_planned_once_with_its_backend_chain(fake_backend: FakeBac
         fake=backend_table(fake_backend, fallback=["spare"]),
         spare=backend_table(fake_backend, type="vllm"),
     )
-    plan = Engine().plan(file_request(instruction="rename width to w"), config)
+    engine = Engine()
+    plan = engine.plan(file_request(instruction="rename width to w"), config)
     assert [(r.backend.name, r.prediction) for r in plan.routes] == [("fake", "field"), ("spare", "prompt")]
-    assert plan.title == "rename width to w" and plan.max_tokens >= 256
+    assert plan.title == "rename width to w" and first_attempt(engine, plan).max_tokens >= 256
     with pytest.raises(AttributeError):
         plan.title = "changed"  # type: ignore[misc]

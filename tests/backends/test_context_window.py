@@ -15,10 +15,12 @@ import pytest
 from lsp_server.backend.memory import FILE_NAME
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
+from lsp_server.formats.hunks import SEARCH_MARKER
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorRequest
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.backends.test_cli import run_cli
 from tests.conftest import write_config
 
@@ -101,6 +103,27 @@ def test_a_backend_that_reports_nothing_teaches_its_window_by_refusing_once(
     (request,) = fake.requests
     assert sent_tokens(request) <= WINDOW
     assert not any("refused" in n for n in json.loads(second.stdout)["stats"]["notes"])
+
+
+def test_a_hunks_answer_that_fails_where_the_region_cannot_fit_says_so(project: dict[str, Any], make_fake) -> None:
+    """`auto` asks 180 lines as hunks; the answer's block matches nothing; the region format, in which
+    `auto` would ask again, does not fit the window. One request was sent and answered: the message says
+    what became of it, and does not advise the format that just failed."""
+    fake = make_fake("vllm", context_window=WINDOW)
+    first = SOURCE[: SOURCE.index("class TextWrapper:")].count("\n") + 1
+    fake.enqueue(Reply(text=f"{SEARCH_MARKER}\n    no such line\n=======\n    nor this\n>>>>>>> REPLACE\n"))
+    lines = f"{first}:{first + 179}"
+    result = run(project, fake, "refactor", "textwrap.py", "--lines", lines, "-i", "add type hints", "--write")
+    assert result.returncode == 1, result.stdout
+    (request,) = fake.requests  # the hunks attempt was sent and answered; nothing else
+    assert SEARCH_MARKER in request["messages"][0]["content"] and sent_tokens(request) <= WINDOW
+    message = result.stderr
+    assert message.startswith("refactor-lsp: the hunks answer could not be applied (the model's edit block 1 ")
+    assert "the region format, in which it would be asked again, does not fit the context window of the " in message
+    assert "backend 'small', 4,096 tokens (from /v1/models: max_model_len)" in message
+    assert "nothing was applied" in message and "select a smaller region" in message and "--max-model-len" in message
+    assert "nothing was sent" not in message and "use the hunks edit format" not in message
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
 
 
 @pytest.mark.parametrize(

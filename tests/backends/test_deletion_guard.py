@@ -19,7 +19,7 @@ from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config
 from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
-from lsp_server.pipeline import engine as engine_module
+from lsp_server.pipeline import answer as answer_module
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.testing.fake_backend import FakeBackend
@@ -140,13 +140,13 @@ async def test_the_event_loop_keeps_running_while_an_answer_is_post_processed(
 ) -> None:
     # Post-processing as slow as a pathological answer on a big region once made it (seconds of CPU).
     # Other requests (code actions, hovers) are served by the same loop: it must keep turning.
-    real = engine_module.clean_hunks_output
+    real = answer_module.clean_hunks_output
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         time.sleep(1.0)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine_module, "clean_hunks_output", slow)
+    monkeypatch.setattr(answer_module, "clean_hunks_output", slow)
     gaps: list[float] = []
 
     async def ticker() -> None:

@@ -141,6 +141,27 @@ async def test_auto_retries_a_hunks_answer_that_does_not_apply_in_the_region_for
     assert "region (the hunks answer did not apply; retried" in summary(stats)
 
 
+async def test_a_hunks_answer_from_a_fallback_is_retried_where_it_came_from(
+    engine: Engine, fake_backend: FakeBackend, make_fake
+) -> None:
+    """The first backend is down, its fallback answers hunks that do not apply: the region retry goes to
+    the backend that answered, and the stats keep both stories (the fallback and the retry)."""
+    down = make_fake()
+    down.enqueue(Reply(status=503, error="overloaded"))
+    backends = {"down": backend_table(down, fallback=["fake"]), "fake": backend_table(fake_backend)}
+    layer = {"default_backend": "down", "backends": backends, "refactor": {"hunks_min_lines": 100, "max_retries": 0}}
+    fake_backend.enqueue(Reply(text=MISSING))
+    result = await engine.refactor(request(), build_config([Layer("test config", layer)]))
+    assert result.new_text == RENAMED
+    assert len(down.requests) == 1 and len(fake_backend.requests) == 2
+    first, retry = fake_backend.requests
+    assert SEARCH_MARKER in system_prompt(first) and SEARCH_MARKER not in system_prompt(retry)
+    stats = result.stats
+    assert (stats.served_by, stats.edit_format, stats.retried_from) == ("fake", "region", "hunks")
+    assert stats.notes[0].startswith("the hunks answer did not apply (the model's edit block 1 does not match")
+    assert any(note.startswith("served by fallback backend 'fake' because ") for note in stats.notes)
+
+
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [

@@ -22,6 +22,7 @@ from lsp_server.testing.calibration import (
     calibrate,
     crossover_lines,
     default_threshold,
+    first_attempt,
     request_of,
     sim_config,
 )
@@ -54,8 +55,9 @@ def test_the_fake_paces_a_request_as_the_simulation_does() -> None:
     """Over HTTP, the passes (one SSE chunk each) and the drafts the fake counts are the simulation's."""
     task = next(t for t in TASKS if t.name == SMALL)
     for profile, kind in ((GPU, "vllm"), (PROFILES["openai-predicted"], "openai")):
-        plan = Engine(SizeRuleOnly()).plan(task.request("sim", None, "region"), sim_config(kind))
-        body = request_of(plan) | {"stream": True, "stream_options": {"include_usage": True}}
+        engine = Engine(SizeRuleOnly())
+        plan = engine.plan(task.request("sim", None, "region"), sim_config(kind))
+        body = request_of(first_attempt(engine, plan)) | {"stream": True, "stream_options": {"include_usage": True}}
         expected = pace(body, model_answer(body, corpus_responder(TASKS_DIR)), kind, profile)
         with FakeBackend(kind, step_s=0.0002, responder=corpus_responder(TASKS_DIR), profile=profile) as fake:
             status, events = post(fake, body)

@@ -1,4 +1,4 @@
-"""The context window: read from what backends say (their wordings as they write them), and a plan
+"""The context window: read from what backends say (their wordings as they write them), and an attempt
 fitted into it (context shortened first, then the answer's cap, else refused with one message)."""
 
 from __future__ import annotations
@@ -8,20 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from lsp_server.backend.memory import Learned
 from lsp_server.backend.window import ContextWindow, model_entry, window_of_entry, window_of_props, window_of_refusal
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
+from lsp_server.pipeline.attempt import Attempt, cut_off_message, decide_format, make_attempt
 from lsp_server.pipeline.context_fit import (
     DEFAULT_PROMPT_CHARS_PER_TOKEN,
     WindowTooSmall,
     chars_per_token_seen,
     estimate_tokens,
     fit_note,
-    fit_plan,
     prompt_tokens,
     safety_margin,
 )
-from lsp_server.pipeline.plan import RefactorRequest, cut_off_message, plan_refactor
+from lsp_server.pipeline.plan import Plan, RefactorRequest, plan_refactor
 from lsp_server.testing.context_limit import refusal
 
 # The refusals as each server writes them. vLLM's wording changed over the versions; each is quoted
@@ -115,12 +116,12 @@ def test_estimates_count_more_for_text_outside_ascii() -> None:
     assert chars_per_token_seen(messages, None) is None and chars_per_token_seen(messages, 0) is None
 
 
-# -- fitting a plan --------------------------------------------------------------------------------
+# -- fitting an attempt -----------------------------------------------------------------------------
 
 SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")  # 19 KB of real code: the issue's file
 
 
-def plan_at(needle: str, *, lines: int | None = None, **refactor: object):
+def plan_at(needle: str, *, lines: int | None = None, **refactor: object) -> Plan:
     config = build_config(
         [
             Layer(
@@ -141,52 +142,62 @@ def plan_at(needle: str, *, lines: int | None = None, **refactor: object):
     return plan_refactor(request, config, lambda backend, override: ("prompt", ""))
 
 
+def attempt(plan: Plan, window: ContextWindow | None = None, prompt_chars_per_token: float | None = None) -> Attempt:
+    """The first attempt of `plan`, fitted to `window` (as planned when it is None)."""
+    learned = Learned(prompt_chars_per_token=prompt_chars_per_token)
+    return make_attempt(plan, "first", 0, decide_format(plan, None), window, learned)
+
+
 def room(window: int) -> int:
     return window - safety_margin(window)
 
 
-def test_a_plan_that_fits_is_sent_as_planned() -> None:
+def test_an_attempt_that_fits_is_sent_as_planned() -> None:
     plan = plan_at("    def prefixed_lines():")
-    fitted = fit_plan(plan, "local", ContextWindow(131072, "models"), None, None)
-    assert fitted.prompt == plan.prompt and fitted.max_tokens == plan.max_tokens
+    planned, fitted = attempt(plan), attempt(plan, ContextWindow(131072, "models"))
+    assert planned.fit is None
+    assert fitted.prompt == planned.prompt and fitted.max_tokens == planned.max_tokens
     assert fitted.fit is not None and not fitted.fit.changed and fit_note(fitted.fit) is None
 
 
 def test_the_file_around_the_region_gives_way_first() -> None:
     plan = plan_at("    def prefixed_lines():")
+    planned = attempt(plan)
     window = ContextWindow(4096, "models")
-    fitted = fit_plan(plan, "local", window, None, None)
+    fitted = attempt(plan, window)
     estimate = prompt_tokens(fitted.prompt.messages, DEFAULT_PROMPT_CHARS_PER_TOKEN)
     assert estimate + fitted.max_tokens <= room(4096)
-    assert fitted.max_tokens == plan.max_tokens  # the answer keeps its room
-    assert fitted.prompt.prediction == plan.prompt.prediction  # the region is whole
+    assert fitted.max_tokens == planned.max_tokens  # the answer keeps its room
+    assert fitted.prompt.prediction == planned.prompt.prediction == plan.original  # the region is whole
     assert "def prefixed_lines():" in fitted.prompt.messages[1]["content"]
     assert "(shortened around the region)" in fitted.prompt.messages[1]["content"]
     assert fitted.fit is not None and 0 < (fitted.fit.context_chars or 0) < len(SOURCE)
+    assert fitted.fit.prompt_tokens == estimate  # the fit's estimate is the prompt's as sent
     note = fit_note(fitted.fit)
     assert note is not None and "4,096 tokens (from /v1/models: max_model_len)" in note
     # A backend whose prompts were counted at more characters a token keeps more of the file.
-    roomier = fit_plan(plan, "local", window, 3.5, None)
+    roomier = attempt(plan, window, 3.5)
     assert len(roomier.prompt.messages[1]["content"]) > len(fitted.prompt.messages[1]["content"])
 
 
 def test_then_the_automatic_cap_down_to_what_rewriting_the_region_needs() -> None:
     plan = plan_at("class TextWrapper:", lines=100, edit_format="region")
-    fitted = fit_plan(plan, "local", ContextWindow(4096, "models"), None, None)
+    planned, fitted = attempt(plan), attempt(plan, ContextWindow(4096, "models"))
     assert fitted.fit is not None and fitted.fit.capped and fitted.fit.context_chars == 0
-    assert len(plan.prompt.prediction) / 3.0 < fitted.max_tokens < plan.max_tokens
+    assert len(plan.original) / 3.0 < fitted.max_tokens < planned.max_tokens
     assert prompt_tokens(fitted.prompt.messages, DEFAULT_PROMPT_CHARS_PER_TOKEN) + fitted.max_tokens <= room(4096)
     note = fit_note(fitted.fit)
-    assert note is not None and f"capped the answer at {fitted.max_tokens:,} tokens (not {plan.max_tokens:,})" in note
+    assert note is not None
+    assert f"capped the answer at {fitted.max_tokens:,} tokens (not {planned.max_tokens:,})" in note
     # An answer cut off at that cap is said to be the window's doing, not the setting's.
-    message = cut_off_message(fitted, fitted.max_tokens)
+    message = cut_off_message(plan, fitted, fitted.max_tokens)
     assert "4,096 tokens" in message and "--max-model-len" in message and "refactor.max_tokens" not in message
 
 
 def test_a_region_that_cannot_fit_is_refused_with_what_to_do() -> None:
     plan = plan_at("class TextWrapper:", lines=300, edit_format="region")
     with pytest.raises(WindowTooSmall) as refused:
-        fit_plan(plan, "local", ContextWindow(4096, "error"), None, None)
+        attempt(plan, ContextWindow(4096, "error"))
     message = str(refused.value)
     assert "the backend 'local', 4,096 tokens (from its refusal of a prompt too long, HTTP 400)" in message
     assert "300 lines, about " in message and "nothing was sent" in message
@@ -195,36 +206,39 @@ def test_a_region_that_cannot_fit_is_refused_with_what_to_do() -> None:
     # A region whose rewrite does not fit but whose changes would: the hunks format is offered.
     mid = plan_at("class TextWrapper:", lines=180, edit_format="region")
     with pytest.raises(WindowTooSmall) as offered:
-        fit_plan(mid, "local", ContextWindow(4096, "models"), None, None)
+        attempt(mid, ContextWindow(4096, "models"))
     assert 'refactor.edit_format = "hunks"' in str(offered.value)
 
 
 def test_auto_asks_for_the_changes_when_the_region_written_again_cannot_fit() -> None:
     plan = plan_at("class TextWrapper:", lines=60)  # `auto`: under 100 lines, the region format
-    assert plan.edit_format.format == "region" and plan.edit_format.automatic
+    planned = attempt(plan)
+    assert planned.edit_format.format == "region" and planned.edit_format.automatic
     window = ContextWindow(2560, "models")
-    fitted = fit_plan(plan, "local", window, None, None)
+    fitted = attempt(plan, window)
     assert fitted.edit_format.format == "hunks"
     assert fitted.edit_format.reason == (
         "auto, hunks: the region written again does not fit local's window of 2,560 tokens"
     )
     assert "SEARCH" in fitted.prompt.messages[0]["content"]  # the hunks prompt, not the region's
-    assert fitted.prompt.prediction == plan.prompt.prediction
+    assert fitted.prompt.prediction == planned.prompt.prediction
     assert prompt_tokens(fitted.prompt.messages, DEFAULT_PROMPT_CHARS_PER_TOKEN) + fitted.max_tokens <= room(2560)
     # Set by the user, the region format is refused instead, with the advice to ask for hunks.
     with pytest.raises(WindowTooSmall) as refused:
-        fit_plan(plan_at("class TextWrapper:", lines=60, edit_format="region"), "local", window, None, None)
+        attempt(plan_at("class TextWrapper:", lines=60, edit_format="region"), window)
     assert 'refactor.edit_format = "hunks"' in str(refused.value)
 
 
 def test_a_hunks_answer_is_let_down_further_than_a_rewrite() -> None:
     plan = plan_at("class TextWrapper:", lines=180, edit_format="hunks")
-    fitted = fit_plan(plan, "local", ContextWindow(4096, "models"), None, None)
+    fitted = attempt(plan, ContextWindow(4096, "models"))
     assert fitted.fit is not None and fitted.fit.capped and fitted.max_tokens >= 256
 
 
-def test_a_plan_fitted_before_is_fitted_afresh() -> None:
+def test_each_window_is_fitted_from_the_plan() -> None:
+    """An attempt for another backend's window starts from the plan, not from an attempt fitted before."""
     plan = plan_at("    def prefixed_lines():")
-    small = fit_plan(plan, "local", ContextWindow(4096, "models"), None, None)
-    large = fit_plan(small, "local", ContextWindow(131072, "models"), None, None)
-    assert large.prompt == plan.prompt and large.max_tokens == plan.max_tokens
+    small = attempt(plan, ContextWindow(4096, "models"))
+    large = attempt(plan, ContextWindow(131072, "models"))
+    assert small.prompt != large.prompt
+    assert large.prompt == attempt(plan).prompt and large.max_tokens == attempt(plan).max_tokens
