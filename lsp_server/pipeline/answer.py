@@ -31,7 +31,7 @@ def answer_stats(
     notes = list(tries.notes)
     if tries.failures:
         notes.append(f"served by fallback backend '{backend.name}' because {'; '.join(tries.failures)}")
-    refit = (attempt.index, attempt.edit_format.format) in tries.refitted
+    refit = any(index == attempt.index for index, _ in tries.refitted)  # this backend refused a prompt as too long
     if attempt.fit is not None and (note := fit_note(attempt.fit, refit)):
         notes.append(note)
     acceptance = completion.acceptance
