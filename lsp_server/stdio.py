@@ -85,6 +85,7 @@ class MessageReader:
     def __init__(self, read: ReadChunk) -> None:
         self._read = read
         self._buffer = bytearray()
+        self._pos = 0  # where the unread input starts in the buffer (dropped in front a chunk at a time)
         self._at_end = False
         self._skipped: int | None = None  # bytes dropped since an unusable header; None: in step
         self._reports = 0
@@ -92,6 +93,8 @@ class MessageReader:
     async def next_body(self) -> bytes | None:
         """The next message's body; None when the input ends."""
         while True:
+            if self._pos > _CHUNK_BYTES:
+                self._compact()
             try:
                 length = await self._header()
             except _Unusable as unusable:
@@ -105,6 +108,10 @@ class MessageReader:
                 log.info("found the next message after skipping %d bytes", self._skipped)
                 self._skipped = None
             return await self._exactly(length)
+
+    def _compact(self) -> None:
+        del self._buffer[: self._pos]
+        self._pos = 0
 
     async def _more(self, wanted: int = _CHUNK_BYTES) -> bool:
         if self._at_end:
@@ -120,24 +127,23 @@ class MessageReader:
         """The next message's Content-Length, its header consumed; None at the end of the input."""
         buffer = self._buffer
         length: int | None = None
-        start = 0  # where the next header line starts
+        start = self._pos  # where the next header line starts
         while True:
             end = buffer.find(b"\n", start)
-            if end < 0 or start > HEADER_LIMIT:
-                if len(buffer) > HEADER_LIMIT:
-                    raise _Unusable(f"a header of more than {HEADER_LIMIT:,} bytes", 1)
+            if end < 0 or start - self._pos > HEADER_LIMIT:
+                if len(buffer) - self._pos > HEADER_LIMIT:
+                    raise _Unusable(f"a header of more than {HEADER_LIMIT:,} bytes", self._pos + 1)
                 if not await self._more():
                     return None
                 continue
             line, line_start, start = bytes(buffer[start:end]).rstrip(b"\r"), start, end + 1
             if not line.strip():
-                if line_start == 0:  # a blank line between messages
-                    del buffer[:start]
-                    start = 0
+                if line_start == self._pos:  # a blank line between messages
+                    self._pos = start
                 elif length is None:
                     raise _Unusable("a header with no Content-Length", start)
                 else:
-                    del buffer[:start]
+                    self._pos = start
                     return length
                 continue
             name, colon, value = line.partition(b":")
@@ -155,27 +161,27 @@ class MessageReader:
             length = found
 
     async def _exactly(self, n: int) -> bytes | None:
-        while len(self._buffer) < n:
-            if not await self._more(n - len(self._buffer)):
-                log.warning("the input ended inside a message (%d of its %d bytes came)", len(self._buffer), n)
+        while (have := len(self._buffer) - self._pos) < n:
+            if not await self._more(n - have):
+                log.warning("the input ended inside a message (%d of its %d bytes came)", have, n)
                 return None
         with memoryview(self._buffer) as view:
-            body = bytes(view[:n])
-        del self._buffer[:n]
+            body = bytes(view[self._pos : self._pos + n])
+        self._pos += n
         return body
 
     async def _skip_to_header(self, resume_at: int) -> bool:
         """Drop the input up to the next `Content-Length` at or after `resume_at`, keeping none of
         it; False when the input ends first."""
-        buffer = self._buffer
         start = resume_at
         while True:
-            found = _CONTENT_LENGTH.search(buffer, start)
-            cut = found.start() if found else max(start, len(buffer) - len(_CONTENT_LENGTH.pattern) + 1)
-            del buffer[:cut]
-            self._skipped = (self._skipped or 0) + cut
+            found = _CONTENT_LENGTH.search(self._buffer, start)
+            cut = found.start() if found else max(start, len(self._buffer) - len(_CONTENT_LENGTH.pattern) + 1)
+            self._skipped = (self._skipped or 0) + cut - self._pos
+            self._pos = cut
             if found:
                 return True
+            self._compact()
             start = 0
             if not await self._more():
                 return False
