@@ -193,6 +193,7 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.feature(types.SHUTDOWN)
 async def on_shutdown(ls: RefactorServer, params: None) -> None:
+    log.debug("at shutdown, the session keeps %s", ls.bookkeeping())
     ls.shutdown_requested = True
     ls.cancel(None, "the server is shutting down")
     tasks = [job.task for job in ls.jobs.values() if job.task is not None] + list(ls.background)
