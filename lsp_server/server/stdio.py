@@ -37,7 +37,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.server import JsonRPCServer
 
-from .config_schema import RefactorSettings
+from ..config.schema import RefactorSettings
 
 log = logging.getLogger(__name__)
 

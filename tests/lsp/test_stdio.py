@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lsp_server.stdio import MAX_BODY_BYTES
+from lsp_server.server.stdio import MAX_BODY_BYTES
 from lsp_server.testing.lsp_pipe import ServerPipe, frame
 from tests.lsp_harness import server_setup
 

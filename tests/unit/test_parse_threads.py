@@ -62,7 +62,7 @@ def test_parsing_on_two_threads_at_once_never_fails() -> None:
 
 # Where the package may parse or compile: the one locked helper, and start-up's cache of attrs'
 # generated methods (compile() of source text makes no `ast` objects, and runs before any thread).
-ALLOWED = {("scope/python.py", "parse_python"), ("startup.py", "compile_cached")}
+ALLOWED = {("scope/python.py", "parse_python"), ("server/startup.py", "compile_cached")}
 PARSER_CALLS = {"compile", "eval", "exec", "ast.parse", "ast.literal_eval", "builtins.compile", "builtins.eval"}
 
 

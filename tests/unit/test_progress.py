@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lsp_server import progress
-from lsp_server.progress import ProgressReporter
+from lsp_server.server import progress
+from lsp_server.server.progress import ProgressReporter
 
 
 class EditorProgress:

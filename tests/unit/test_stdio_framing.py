@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from lsp_server.stdio import MAX_BODY_BYTES, MessageReader
+from lsp_server.server.stdio import MAX_BODY_BYTES, MessageReader
 from lsp_server.testing.lsp_pipe import frame
 
 GOOD = [frame("a/b", {"n": n, "text": "Content-Length: 5"}, n) for n in range(4)]
