@@ -19,7 +19,7 @@ from pygls.uris import to_fs_path
 from .actions import KIND, command_for, kind_requested, list_actions
 from .prompt import language_of
 from .server import RefactorServer
-from .text import PositionMapper
+from .text import PositionMapper, neutralise_links
 from .wire import (
     CANCEL_COMMAND,
     REFACTOR_COMMAND,
@@ -121,7 +121,8 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
     resolves = ls.resolves_actions
     actions = []
     for action in offered:
-        code_action = types.CodeAction(title=action.title, kind=KIND, data=action.data)
+        # A title quotes the repository (a preset's title, an instruction comment): a menu item, never a link.
+        code_action = types.CodeAction(title=neutralise_links(action.title), kind=KIND, data=action.data)
         if not resolves:
             # Clients that do not resolve (eglot, ALE) get the command now; it replies at once
             # because some of them give up on a long executeCommand.

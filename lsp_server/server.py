@@ -23,7 +23,7 @@ from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .scope import ScopeCache
 from .settings import SECTION, SettingsStore
-from .text import PositionEncoding
+from .text import PositionEncoding, neutralise_links
 from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
@@ -71,6 +71,28 @@ class RefactorProtocol(LanguageServerProtocol):
             self._send_response(request_id, None, error.to_response_error())
             return
         super().handle_message(message)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """Every notification leaves here: its text (messages, logs, progress titles, stats) is made
+        inert first (text.neutralise_links), so what a repository, a backend or a model wrote is never
+        a link in any editor. Names that identify something (`uri`, `token`) go out as they came."""
+        if params is not None:
+            plain = _inert(self._converter.unstructure(params))
+            params = plain if isinstance(params, dict | list) else self._converter.structure(plain, type(params))
+        super().notify(method, params)
+
+
+_IDENTIFIERS = frozenset({"uri", "token"})  # matched by the editor, never shown as text
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return neutralise_links(value)
+    if isinstance(value, dict):
+        return {k: v if k in _IDENTIFIERS else _inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
 
 
 def _converter() -> Any:
