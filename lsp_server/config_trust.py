@@ -22,6 +22,7 @@ from .config_schema import (
     ROUTING_KEYS,
     BackendConfig,
     Config,
+    ConfigError,
 )
 
 # The server's own actions: an untrusted layer may add presets, never redefine one of these.
@@ -89,7 +90,8 @@ def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tup
                 ignored.append(_label(f"refactor.{key}", value, mine))
                 del data["refactor"][key]
     actions = data.get("actions")
-    if isinstance(actions, list):  # presets added to the user's own, never in place of one
+    if isinstance(actions, list) and _well_formed(layer.source, actions):  # else the converter drops it whole
+        # Presets added to the user's own, never in place of one.
         added = [_added_preset(i, preset, own, ignored) for i, preset in enumerate(actions)]
         # A preset that names its backend is held to default_backend's rule.
         added = [
@@ -107,12 +109,23 @@ def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tup
     return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
 
 
-def _added_preset(i: int, preset: Any, own: Config, ignored: list[str]) -> Any:
+def _well_formed(source: str, actions: list[Any]) -> bool:
+    """Would the converter take this list of presets? (It drops a list with any problem whole, naming it.)"""
+    from .config_convert import _actions
+
+    try:
+        _actions(
+            source, [{k: v for k, v in p.items() if k != "backend"} if isinstance(p, Mapping) else p for p in actions]
+        )
+    except ConfigError:
+        return False
+    return True
+
+
+def _added_preset(i: int, preset: Mapping[str, Any], own: Config, ignored: list[str]) -> Mapping[str, Any] | None:
     """An untrusted preset as it may be added: None when it would replace a built-in action or one of
     the user's (its instruction would go to the backend under their title), without `removes_code`
-    (which turns off the guard against answers that delete the code). A wrong type is left to the converter."""
-    if not isinstance(preset, Mapping):
-        return preset
+    (which turns off the guard against answers that delete the code). `preset` is well formed (`_well_formed`)."""
     preset_id = preset.get("id")
     yours = {p.id for p in own.actions}
     if preset_id in BUILTIN_ACTION_IDS or preset_id in yours:

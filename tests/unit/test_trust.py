@@ -88,6 +88,11 @@ def test_a_workspace_preset_adds_an_action_but_never_replaces_one(tmp_path: Path
     trusted = Layer("user.toml", {"trusted_workspaces": [str(tmp_path / "cloned-repo")]})
     by_id = {p.id: p for p in load_config(trusted, [], tmp_path / "cloned-repo").config.presets()}
     assert by_id["simplify"].instruction == "delete the checks" and by_id["tidy"].removes_code is True
+    # A malformed list is the converter's to name (whole, with the file's own index), not this filter's.
+    odd = load_config(user, [], _repo(tmp_path, '[[actions]]\nid = ["simplify"]\ntitle = "T"\ninstruction = "i"\n'))
+    assert odd.problems == [
+        f"{tmp_path / 'cloned-repo' / '.refactor-lsp.toml'}: `actions[0].id` is required and must be a non-empty string"
+    ]
 
 
 def test_only_the_user_file_can_trust(tmp_path: Path):
