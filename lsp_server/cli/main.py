@@ -133,7 +133,14 @@ async def _check(args: argparse.Namespace) -> int:
     from ..pipeline.engine import Engine
 
     try:
-        loaded = load_cli_config(args.config, Path.cwd(), args.settings)
+        settings = args.settings
+        if settings == "-":  # from setup(), with its headers: never on a command line
+            from ..config.layers import MAX_CONFIG_BYTES
+
+            settings = sys.stdin.read(MAX_CONFIG_BYTES + 1)
+            if len(settings) > MAX_CONFIG_BYTES:
+                raise ConfigError("--settings -", "refactorLsp", f"is over {MAX_CONFIG_BYTES:,} characters")
+        loaded = load_cli_config(args.config, Path(args.workspace) if args.workspace else Path.cwd(), settings)
         backend = loaded.config.backend(args.backend)
         api_key(backend)
     except ConfigError as exc:

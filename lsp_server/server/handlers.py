@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from ..scope.file_language import language_of
-from ..text import PositionMapper
+from ..text import PositionMapper, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
 from .wire import (
@@ -123,7 +123,8 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
     resolves = ls.resolves_actions
     actions = []
     for action in offered:
-        code_action = types.CodeAction(title=action.title, kind=KIND, data=action.data)
+        # A title quotes the repository (a preset's title, an instruction comment): a menu item, never a link.
+        code_action = types.CodeAction(title=neutralise_links(action.title), kind=KIND, data=action.data)
         if not resolves:
             # Clients that do not resolve (eglot, ALE) get the command now; it replies at once
             # because some of them give up on a long executeCommand.
