@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor, run_cli
 from tests.conftest import backend_table, write_config
+from tests.lsp.test_faults import chunk, sse
 
 
 @pytest.fixture
@@ -127,3 +129,27 @@ def test_model_ids_in_a_message_are_few_and_clipped(tmp_path: Path) -> None:
         checked = run_cli("check", config=config, cwd=tmp_path)
         assert "FAIL: the server has no model 'fake-model'; it offers: model-0-xxx" in checked.stdout
         assert len(checked.stdout) < 3_000, len(checked.stdout)
+
+
+def test_a_block_of_thousands_of_dividers_is_refused_not_applied(tmp_path: Path, fake_backend: FakeBackend):
+    # 15,000 divider lines in one block: 1.97 GB and 9 s to parse, then written into the file as code.
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, fake=fake_backend, refactor={"max_tokens": 4_000})
+    block = f"{SEARCH_MARKER}\n    return math.pi * radius**2\n" + f"{DIVIDER}\n" * 1_500 + f"{REPLACE_MARKER}\n"
+    fake_backend.enqueue(Reply(raw_body=sse(chunk(block, "stop"))))
+    result = run_cli(
+        "refactor",
+        "geometry.py",
+        "--at",
+        "5",
+        "-i",
+        "x",
+        "--edit-format",
+        "hunks",
+        "--write",
+        config=config,
+        cwd=tmp_path,
+    )
+    assert "edit block 1 has more than one ======= line" in result.stderr, result.stderr
+    assert source.read_text(encoding="utf-8") == SOURCE
