@@ -13,6 +13,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.lsp_pipe import ServerPipe, frame
 from lsp_server.testing.replies import Reply
 from tests.lsp.test_faults import chunk, sse
 from tests.lsp_harness import Editor, capabilities, server_setup
@@ -182,3 +183,21 @@ def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: F
     assert done.returncode == 1
     assert "no finish_reason" in done.stderr and "nothing was applied" in done.stderr
     assert source.read_text(encoding="utf-8") == SOURCE
+
+
+@pytest.mark.parametrize("verbose", [[], ["-vv"]], ids=["normal", "debug"])
+def test_a_body_that_is_not_json_is_one_line_in_the_editors_log(verbose: list[str]) -> None:
+    # The editor's log once got pygls's whole traceback for it, at every level.
+    pipe = ServerPipe(verbose, SERVER_ENV)
+    try:
+        pipe.send(frame("initialize", {"processId": None, "rootUri": None, "capabilities": {}}, 1))
+        pipe.send(frame("initialized", {}) + b"Content-Length: 9\r\n\r\nnot json!" + frame("shutdown", None, 2))
+        assert (pipe.reply(2) or {}).get("result", "no reply") is None  # the session goes on
+        logged = pipe.log_lines()
+        assert any("JSON" in line for line in logged), logged
+        if verbose:
+            assert any("Traceback" in line for line in logged)
+        else:
+            assert all("Traceback" not in line and "\n" not in line for line in logged), logged
+    finally:
+        pipe.close()
