@@ -243,7 +243,9 @@ DOCS: tuple[Doc, ...] = (
     ),
     Doc(
         ("actions",),
-        "Presets offered as code actions (`[[actions]]` tables, fields below); one with a built-in's id replaces it.",
+        "Presets offered as code actions (`[[actions]]` tables, fields below); one with a built-in's id "
+        "replaces it. From a channel a repository can fill (unless the folder is trusted), presets are only "
+        "added: one with the id of a built-in or of yours is ignored, and so is its `removes_code`.",
         "see the file above",
     ),
     Doc(("actions[].id",), "The preset's id: what the code action's `actionId` names.", 'id = "type-hints"'),
@@ -272,8 +274,10 @@ DOCS: tuple[Doc, ...] = (
     Doc(
         ("trusted_workspaces",),
         "Folders whose `.refactor-lsp.toml` and editor settings (`workspace/configuration`) may also set "
-        "everything else: routing keys, any configured backend as default, models, prediction and the "
-        "limits above. Only read from the user file.",
+        "everything else: routing keys, any configured backend as default, models, prediction, the "
+        "limits above and presets that replace a built-in one. Only read from the user file. Each entry "
+        "trusts exactly that folder, not the folders below it: a submodule or a vendored dependency "
+        "that an editor opens as a workspace of its own (Neovim's root markers) needs its own entry.",
         'trusted_workspaces = ["~/work/our-monorepo"]',
     ),
     Doc(

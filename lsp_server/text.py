@@ -1,4 +1,5 @@
-"""Text: lines and positions as LSP counts them, the bottom layer under `scope` and `edits`.
+"""Text: lines and positions as LSP counts them, the bottom layer under `scope` and `edits`; and text
+made inert before an editor shows it (`neutralise_links`).
 
 LSP ends a line at \\n, \\r\\n or \\r, and nowhere else (not at a form feed or U+2028, where
 str.splitlines() would). Offsets are Python string indices; `PositionMapper` turns them into LSP
@@ -21,6 +22,44 @@ PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 # Characters str.splitlines() breaks at that LSP does not: text holding any is split by the regex.
 _EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+# Link syntax an editor turns into something to click. VS Code makes `[label](command:id?args)` in a
+# notification or a progress title a link that runs any command with its arguments; markdown
+# renderers also read `<scheme:...>` autolinks and `[label]: target` definitions. Text that quotes
+# a repository (a key name, an action title, an instruction comment), a backend or a model cannot
+# be told from ours, so every message the server shows loses these shapes (server.RefactorProtocol).
+_INLINE_LINK = "]("  # `[label](target)`: CommonMark and VS Code both need the two adjacent
+_AUTOLINK = re.compile(r"<(?=[A-Za-z][A-Za-z0-9+.-]{1,31}:)")
+_LINK_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]*\]):", re.MULTILINE)
+
+
+def neutralise_links(text: str) -> str:
+    """`text` with no link syntax left: `[a](b)` reads `[a] (b)`, `<b:c>` reads `< b:c>`, a `[a]: b`
+    line reads `[a] : b`. Anything else, our own messages included, is left exactly as it is."""
+    if _INLINE_LINK in text:
+        text = text.replace(_INLINE_LINK, "] (")
+    if "<" in text:
+        text = _AUTOLINK.sub("< ", text)
+    if "]:" in text:
+        text = _LINK_DEFINITION.sub(r"\1 :", text)
+    return text
+
+
+# A quote of text we did not write (a backend's error, a model id, a line of the model's answer) is
+# cut to this in a message: enough to recognise it, and a message stays a line a person can read.
+QUOTE_CHARS = 200
+
+
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` as quoted in a message: at most `limit` characters, a cut one ending in `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def listed(items: list[str], most: int = 10, each: int = 80) -> str:
+    """`a, b, c and 17 more`: at most `most` items, each clipped to `each` characters, for messages."""
+    shown = ", ".join(clip(item, each) for item in items[:most])
+    return shown + (f" and {len(items) - most:,} more" if len(items) > most else "")
 
 
 def count_of(count: int, noun: str) -> str:

@@ -12,6 +12,10 @@
 ;; Eglot runs one language server per major mode and project: the modes listed here get
 ;; refactor-lsp instead of the server eglot would otherwise start for them.
 ;;
+;; Eglot starts the server in the project's folder: keep `refactor-lsp-command' an installed
+;; program (`refactor-lsp', or its absolute path), not `python -m lsp_server', which would import a
+;; repository's own `lsp_server/' package from there.
+;;
 ;; Backends (where your code and API keys are sent) belong in `refactor-lsp-settings', which
 ;; eglot sends as initializationOptions, or in ~/.config/refactor-lsp/config.toml: both are yours
 ;; alone.  A repository's .dir-locals.el can set `eglot-workspace-configuration' (eglot marks it
@@ -36,8 +40,9 @@ where your code and keys go: `baseUrl', `apiKeyEnv', `headers', `type', `verifyT
 
 Per project, `eglot-workspace-configuration' in a .dir-locals.el may set only what neither
 routes code or keys nor raises a refactor's cost: `refactor' settings (its limits `maxTokens',
-`contextChars', `maxRegionChars', `maxFileChars', `maxRetries' no higher than yours; with
-your `maxTokens' 0, automatic, at most 256), `actions', a backend's `model' or `prediction'
+`contextChars', `maxRegionChars', `maxFileChars', `maxRetries', `concurrency' no higher than
+yours; with your `maxTokens' 0, automatic, at most 256), `actions' added to yours (never one
+with the id of a built-in or of yours, never `removesCode'), a backend's `model' or `prediction'
 only as yours (or `prediction' \"never\"), and `defaultBackend' among YOUR backends, e.g.
   ((nil . ((eglot-workspace-configuration
             . (:refactorLsp (:defaultBackend \"mine\" :refactor (:scope \"block\")))))))
@@ -45,15 +50,23 @@ Eglot marks that variable safe, so any repository you open can set it: refactor-
 the rest of what it sets (and says so) unless you trust the folder, with
 trusted_workspaces = [\"/path/to/folder\"] in ~/.config/refactor-lsp/config.toml.")
 
+(defclass refactor-lsp-server (eglot-lsp-server) ()
+  :documentation "refactor-lsp, whose edits are the refactors you asked for.")
+
 (add-to-list 'eglot-server-programs
              `(,refactor-lsp-modes
-               . (,@refactor-lsp-command
+               . (refactor-lsp-server
+                  ,@refactor-lsp-command
                   ,@(when refactor-lsp-settings
                       `(:initializationOptions (:refactorLsp ,refactor-lsp-settings))))))
 
 ;; Eglot asks "Server wants to edit ... Proceed?" before applying a server's edit; a refactor is
-;; an edit you asked for (and undo reverts it).  Remove this line to keep the question.
-(setq eglot-confirm-server-initiated-edits nil)
+;; an edit you asked for (and undo reverts it), so refactor-lsp's are applied without the
+;; question.  Every other server keeps your setting.  Remove this form to keep the question.
+(cl-defmethod eglot-handle-request :around
+  ((_server refactor-lsp-server) (_method (eql workspace/applyEdit)) &rest _)
+  (let ((eglot-confirm-server-initiated-edits nil))  ; `eglot-confirm-server-edits' in eglot 1.16+
+    (cl-call-next-method)))
 
 ;; Commands the code-action menu does not offer.
 (defun refactor-lsp--execute (command)

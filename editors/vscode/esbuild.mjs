@@ -1,5 +1,6 @@
 // Bundles the extension into out/extension.js (vscode-languageclient included, `vscode` external),
-// and the unit tests into out/test/ (`vscode` there is test/unit/vscode-stub.ts: no editor needed).
+// and the unit tests into out/test/ (`vscode` there is test/unit/vscode-stub.ts, the language client
+// test/unit/languageclient-stub.ts: no editor needed).
 import * as esbuild from "esbuild";
 
 const production = process.argv.includes("--production");
@@ -26,7 +27,7 @@ const tests = {
   target: "node20",
   outdir: "out/test",
   outExtension: { ".js": ".cjs" },
-  alias: { vscode: "./test/unit/vscode-stub.ts" },
+  alias: { vscode: "./test/unit/vscode-stub.ts", "vscode-languageclient/node": "./test/unit/languageclient-stub.ts" },
   logLevel: "warning",
 };
 

@@ -79,7 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
     check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")
     check.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    check.add_argument("--settings", help="editor settings as JSON (the refactorLsp section), over the config files")
+    check.add_argument(
+        "--settings",
+        help="editor settings as JSON (the refactorLsp section), over the config files; `-` reads them from stdin "
+        "(a command line is visible to other users, and settings may hold a token in `headers`)",
+    )
+    check.add_argument(
+        "--workspace",
+        metavar="FOLDER",
+        help="the folder whose .refactor-lsp.toml applies, as for a file in it (default: the current folder)",
+    )
 
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")

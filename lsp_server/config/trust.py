@@ -6,29 +6,34 @@ a refactor can cost, the user's prices, and who is trusted.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from .layers import Layer
 from .schema import (
+    BUILTIN_ACTIONS,
     COST_CEILINGS,
     COST_KEYS,
+    FIX_DIAGNOSTICS_ID,
+    INSTRUCTION_COMMENT_ID,
     MIN_AUTO_MAX_TOKENS,
     PRICE_KEYS,
     ROUTING_KEYS,
     BackendConfig,
     Config,
+    ConfigError,
 )
+
+# The server's own actions: an untrusted layer may add presets, never redefine one of these.
+BUILTIN_ACTION_IDS = frozenset({p.id for p in BUILTIN_ACTIONS} | {FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID})
 
 
 def is_trusted(folder: Path, trusted: list[str]) -> bool:
+    """Is `folder` one the user named? Exactly that folder: a folder below it (a submodule, a vendored
+    dependency, a cloned example) may carry its own `.refactor-lsp.toml`, written by someone else."""
     folder = folder.resolve()
-    for entry in trusted:
-        root = Path(entry).expanduser().resolve()
-        if folder == root or root in folder.parents:
-            return True
-    return False
+    return any(folder == Path(entry).expanduser().resolve() for entry in trusted)
 
 
 @dataclass(frozen=True)
@@ -85,18 +90,52 @@ def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tup
                 ignored.append(_label(f"refactor.{key}", value, mine))
                 del data["refactor"][key]
     actions = data.get("actions")
-    if isinstance(actions, list):  # a preset that names its backend is held to default_backend's rule
-        data["actions"] = [
+    if isinstance(actions, list) and _well_formed(layer.source, actions):  # else the converter drops it whole
+        # Presets added to the user's own, never in place of one.
+        added = [_added_preset(i, preset, own, ignored) for i, preset in enumerate(actions)]
+        # A preset that names its backend is held to default_backend's rule.
+        added = [
             {k: v for k, v in preset.items() if k != "backend"}
             if isinstance(preset, Mapping) and unnamed(f"actions[{i}].backend", preset.get("backend"))
             else preset
-            for i, preset in enumerate(actions)
+            for i, preset in enumerate(added)
         ]
+        yours = [{k: v for k, v in asdict(preset).items() if v is not None} for preset in own.actions]
+        data["actions"] = yours + [preset for preset in added if preset is not None]
     for key in TRUST_KEYS:
         if key in data:
             ignored.append(key)
             del data[key]
     return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
+
+
+def _well_formed(source: str, actions: list[Any]) -> bool:
+    """Would the converter take this list of presets? (It drops a list with any problem whole, naming it.)"""
+    from .convert import _actions
+
+    try:
+        _actions(
+            source, [{k: v for k, v in p.items() if k != "backend"} if isinstance(p, Mapping) else p for p in actions]
+        )
+    except ConfigError:
+        return False
+    return True
+
+
+def _added_preset(i: int, preset: Mapping[str, Any], own: Config, ignored: list[str]) -> Mapping[str, Any] | None:
+    """An untrusted preset as it may be added: None when it would replace a built-in action or one of
+    the user's (its instruction would go to the backend under their title), without `removes_code`
+    (which turns off the guard against answers that delete the code). `preset` is well formed (`_well_formed`)."""
+    preset_id = preset.get("id")
+    yours = {p.id for p in own.actions}
+    if preset_id in BUILTIN_ACTION_IDS or preset_id in yours:
+        whose = "a built-in action" if preset_id in BUILTIN_ACTION_IDS else "an action of yours"
+        ignored.append(f"actions[{i}] ({preset_id!r}: replaces {whose})")
+        return None
+    if preset.get("removes_code", False) is not False:
+        ignored.append(f"actions[{i}].removes_code (turns off the guard against deleting code)")
+        return {k: v for k, v in preset.items() if k != "removes_code"}
+    return preset
 
 
 def _may_set(known: BackendConfig, key: str, value: Any) -> bool:

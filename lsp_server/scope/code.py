@@ -86,12 +86,12 @@ def code_definition(snapshot: Snapshot, cursor_line: int, language: Language) ->
     if not 0 <= cursor_line < len(snapshot.index.lines):
         return None
     key = (language.family, cursor_line)
-    answers = snapshot.answers
-    if key in answers:
-        return answers[key]
-    found = _find(snapshot, cursor_line, language)
-    snapshot.remember(key, found)
-    return found
+    try:  # one read: a batch's thread may empty the answers of a shared snapshot between two
+        return snapshot.answers[key]
+    except KeyError:
+        found = _find(snapshot, cursor_line, language)
+        snapshot.remember(key, found)
+        return found
 
 
 # -- where to start -------------------------------------------------------------------------------

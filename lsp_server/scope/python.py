@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -76,19 +77,32 @@ def _chunk_start(lines: Sequence[str], line: int) -> int:
 
 
 def _parsed(snapshot: Snapshot, first: int, end: int) -> ast.Module | None:
-    """Lines [first, end) parsed, once per text: a code action per cursor move must not re-parse."""
+    """Lines [first, end) parsed, once per text: a code action per cursor move must not re-parse.
+    The snapshot may be shared with another thread, which may empty its trees between two reads."""
     key = (first, end)
-    trees = snapshot.trees
-    if key not in trees:
-        snapshot.keep_tree(key, _parse("".join(snapshot.index.lines[first:end])))
-    return trees[key]
-
-
-def _parse(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return snapshot.trees[key]
+    except KeyError:
+        tree = parse_python("".join(snapshot.index.lines[first:end]))
+        snapshot.keep_tree(key, tree)
+        return tree
+
+
+# CPython 3.11 turns a parse into `ast` objects keeping its recursion depth in state that every thread
+# shares: two parses at once (a batch finding its targets in a worker thread while the event loop
+# answers a code action) fail with "SystemError: AST constructor recursion depth mismatch" whenever
+# the interpreter switches threads inside one (a collection that runs a finalizer is enough). Every
+# parse the package does goes through this lock (tests/unit/test_parse_threads.py checks there is no other).
+_PARSER = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module | None:
+    """`source` parsed, or None when it does not parse; from any thread."""
+    with _PARSER:
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
 
 def _parse_around(snapshot: Snapshot, cursor: int) -> tuple[ast.Module | None, int]:

@@ -16,8 +16,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from ..logs import OneLineFormatter
 from ..scope.file_language import language_of
-from ..text import PositionMapper
+from ..text import PositionMapper, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
 from .wire import (
@@ -123,7 +124,8 @@ def on_code_action(ls: RefactorServer, params: types.CodeActionParams) -> list[t
     resolves = ls.resolves_actions
     actions = []
     for action in offered:
-        code_action = types.CodeAction(title=action.title, kind=KIND, data=action.data)
+        # A title quotes the repository (a preset's title, an instruction comment): a menu item, never a link.
+        code_action = types.CodeAction(title=neutralise_links(action.title), kind=KIND, data=action.data)
         if not resolves:
             # Clients that do not resolve (eglot, ALE) get the command now; it replies at once
             # because some of them give up on a long executeCommand.
@@ -193,6 +195,7 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.feature(types.SHUTDOWN)
 async def on_shutdown(ls: RefactorServer, params: None) -> None:
+    log.debug("at shutdown, the session keeps %s", ls.bookkeeping())
     ls.shutdown_requested = True
     ls.cancel(None, "the server is shutting down")
     tasks = [job.task for job in ls.jobs.values() if job.task is not None] + list(ls.background)
@@ -245,7 +248,7 @@ def serve(log_file: str | None = None, verbose: int = 0) -> None:
     package_log.propagate = False
     server.verbose = verbose
     handler = ClientLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(levelname)s %(name)s: %(message)s", tracebacks=verbose >= 2))
     package_log.addHandler(handler)
     if log_file:
         from ..logs import file_handler

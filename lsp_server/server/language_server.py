@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -15,11 +16,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from ..config.schema import Config, ConfigError
 from ..scope import ScopeCache
-from ..text import PositionEncoding
+from ..text import PositionEncoding, neutralise_links
 from .batch_job import BatchJob
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
@@ -27,7 +29,8 @@ from .settings import SECTION, SettingsStore
 from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine, Generator
+    from concurrent.futures import Future
 
     from pygls.workspace import TextDocument
 
@@ -48,10 +51,13 @@ class _Unreadable:
 
 
 class RefactorProtocol(LanguageServerProtocol):
-    """pygls 2.1 logs a request whose params do not fit the LSP types (a position on line -1) and
-    never answers it, so the editor waits forever: answer it with the error instead."""
+    """pygls 2.1.1 with what it gets wrong put right (docs/development.md, "Workarounds for pygls"):
+    a request it cannot read is answered, a request after `shutdown` too, and its bookkeeping of
+    futures forgets each one once it is done, so a day of typing does not grow the server."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls logs a request whose params do not fit the LSP types (a position on line -1) and
+        never answers it, so the editor waits forever: answer it with the error instead."""
         try:
             return super().structure_message(data)
         except JsonRpcException as error:
@@ -60,6 +66,17 @@ class RefactorProtocol(LanguageServerProtocol):
             log.warning("cannot read the %s request %r: %s", data.get("method"), data.get("id"), error)
             self._send_response(data["id"], None, error.to_response_error())
             return _Unreadable()
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: types.ResponseError | None = None) -> None:
+        """pygls puts a failed handler's traceback in its error reply, which editors log (Neovim's lsp.log
+        at ERROR): it goes only at debug level (-vv); the reply keeps its one-line message."""
+        data = error.data if error is not None else None
+        if error is not None and isinstance(data, dict) and "traceback" in data and not self._server_verbose():
+            error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
+    def _server_verbose(self) -> bool:
+        return getattr(self._server, "verbose", 0) >= 2
 
     def handle_message(self, message: Any) -> None:
         """pygls drops a request that comes after `shutdown` without a word, and the editor waits for
@@ -71,6 +88,79 @@ class RefactorProtocol(LanguageServerProtocol):
             self._send_response(request_id, None, error.to_response_error())
             return
         super().handle_message(message)
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Callable[..., Any],
+        callback: Callable[[Future[Any]], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls keeps the future of every handler that is a coroutine, a generator (each built-in
+        notification: didOpen, didChange, ...) or runs in a thread in `_request_futures`, and only a
+        request's reply removes it: every notification left one behind for ever (about 2 KB; with the
+        exception and the whole text when the document was never opened). Forgotten once done."""
+
+        def forget(future: Future[Any]) -> None:
+            if self._request_futures.get(msg_id) is future:
+                self._request_futures.pop(msg_id, None)
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, forget, args, kwargs)
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: Any = None,
+    ) -> Future[Any]:
+        """pygls keeps a request to the editor until the editor answers: one the server gave up on (a
+        timeout, a cancelled refactor) and the editor never answers stayed for ever. Forgotten when
+        the server stops waiting; a late answer is then logged by pygls as one to an unknown id."""
+        request_id = msg_id if msg_id is not None else str(uuid.uuid4())
+        future = super().send_request(method, params, callback, request_id)
+
+        def forget(done: Future[Any]) -> None:
+            if done.cancelled() and self._request_futures.get(request_id) is done:
+                self._request_futures.pop(request_id, None)
+                self._result_types.pop(request_id, None)
+
+        future.add_done_callback(forget)
+        return future
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        """A change to a document that is not open (never opened, or its `didOpen` was over the
+        message bound and skipped) has no text to change: pygls raised for each, and showed the
+        editor "Error in server" on every keystroke. Dropped, with a line at debug level."""
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.debug("a change to %s, which is not open, is ignored", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """Every notification leaves here: its text (messages, logs, progress titles, stats) is made
+        inert first (text.neutralise_links), so what a repository, a backend or a model wrote is never
+        a link in any editor. Names that identify something (`uri`, `token`) go out as they came."""
+        if params is not None:
+            plain = _inert(self._converter.unstructure(params))
+            params = plain if isinstance(params, dict | list) else self._converter.structure(plain, type(params))
+        super().notify(method, params)
+
+
+_IDENTIFIERS = frozenset({"uri", "token"})  # matched by the editor, never shown as text
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return neutralise_links(value)
+    if isinstance(value, dict):
+        return {k: v if k in _IDENTIFIERS else _inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
 
 
 def _converter() -> Any:
@@ -140,6 +230,17 @@ class RefactorServer(LanguageServer):
             return  # said when a refactor asks for it
         for backend in [first, *(config.backends[name] for name in first.fallback if name in config.backends)]:
             self.backend_memory.start_probe(backend)
+
+    def bookkeeping(self) -> str:
+        """What the session keeps, counted (logged at debug level at shutdown): each figure stays
+        small however long the session runs (tests/lsp/test_long_session.py)."""
+        protocol = self.protocol
+        return (
+            f"{len(protocol._request_futures)} request futures, {len(protocol._result_types)} result types, "
+            f"{len(self.work_done_progress.tokens)} progress tokens, {len(self.workspace.text_documents)} open "
+            f"documents, {len(self.scope_caches)} scope caches, {len(self.jobs)} refactors, "
+            f"{len(self.background)} background tasks"
+        )
 
     def notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, params)

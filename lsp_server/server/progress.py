@@ -73,8 +73,9 @@ class ProgressReporter:
         except Exception as exc:
             log.warning("the editor did not create a progress token: %s", exc)
             return
-        if self.ended:
-            return  # the refactor is over: no begin after the end
+        if self.ended:  # the refactor is over: no begin after the end, and pygls keeps no token for it
+            self.server.work_done_progress.tokens.pop(token, None)
+            return
         self.token = token
         self.server.work_done_progress.begin(
             token,

@@ -487,6 +487,44 @@ def test_check_reports_ok(project: dict[str, Any]) -> None:
     assert "FAIL" not in result.stdout
 
 
+def test_check_reads_editor_settings_from_stdin_and_the_workspace_named(
+    tmp_path: Path, fake_backend: FakeBackend, make_fake
+) -> None:
+    """`:checkhealth` passes setup()'s settings (a token in `headers`) on stdin, never on a command line
+    other users can read, and runs from the plugin's folder, naming the repository's instead."""
+    other = make_fake()
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    # Untrusted: its attempt to move your backend elsewhere is named, which shows the file was read.
+    (workspace / ".refactor-lsp.toml").write_text('[backends.mine]\nbase_url = "http://127.0.0.1:9/v1"\n', "utf-8")
+    settings = {
+        "defaultBackend": "mine",
+        "backends": {
+            "mine": {
+                "type": "openai",
+                "baseUrl": other.url,
+                "model": "fake-model",
+                "headers": {"Authorization": "Bearer tok-123"},
+            }
+        },
+    }
+    environment = {k: v for k, v in os.environ.items() if k != "REFACTOR_LSP_CONFIG"}
+    environment["REFACTOR_LSP_CONFIG"] = str(write_config(tmp_path, fake=fake_backend))
+    result = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "check", "--settings", "-", "--workspace", str(workspace)],
+        input=json.dumps(settings),
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"backend: mine (openai) at {other.url}" in result.stdout, result.stderr + result.stdout
+    assert other.headers_seen[-1]["authorization"] == "Bearer tok-123" and fake_backend.requests == []
+    assert f"{workspace / '.refactor-lsp.toml'}: ignored backends.mine.base_url" in result.stderr
+    assert result.returncode == 2  # a setting not applied as written fails the check
+
+
 def test_check_says_when_prediction_is_not_accepted(tmp_path: Path, make_fake) -> None:
     fake = make_fake(reject_prediction=True)
     result = run_cli("check", config=write_config(tmp_path, fake=fake), cwd=tmp_path)

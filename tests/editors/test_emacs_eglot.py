@@ -8,7 +8,7 @@ tests/editors/emacs/eglot_code_action.el does exactly that after loading the set
 echo-area messages) to a JSON file.
 
 Eglot does not resolve code actions, so the server puts the command (with `wait: false`) on the
-action; the setup sets `eglot-confirm-server-initiated-edits` to nil.
+action; the setup applies refactor-lsp's edits without eglot's question, and only refactor-lsp's.
 
 Eglot marks `eglot-workspace-configuration` safe, so any repository's .dir-locals.el sets it without
 asking: the last tests open such a project pointing the user's backend (and another key) at a second
@@ -204,7 +204,10 @@ def assert_refactored(data: dict[str, Any], fake: FakeBackend) -> None:
     assert all(title.startswith("Refactor with prediction: ") for title in data["menu"])
     assert data["picked"] == PICK
     # The buffer: renamed in the whole function, the instruction comment gone, not saved behind the user's back.
+    # Applied without eglot's "Server wants to edit ... Proceed?" (batch Emacs cannot answer it), while
+    # every other server keeps the question: the setup turns it off for refactor-lsp alone.
     assert data["text"] == RENAMED
+    assert data["confirm"] == "confirm", data["confirm"]
     assert data["modified"] is True
     # One speed summary in the echo area, no error.
     summaries = [m for m in data["messages"] if SUMMARY.match(m)]

@@ -90,15 +90,26 @@ def settings_for(backend: FakeBackend | str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def run_nvim(tmp_path: Path, body: str, settings: dict[str, Any], setup: str = "") -> dict[str, Any]:
-    """Run a scenario (Lua, with `H` the harness and `plugin` the module) in a fresh headless Neovim."""
+def run_nvim(
+    tmp_path: Path,
+    body: str,
+    settings: dict[str, Any],
+    setup: str = "",
+    *,
+    cwd: Path | None = None,
+    cmd: list[str] | None = None,
+    expect_ok: bool = True,
+) -> dict[str, Any]:
+    """Run a scenario (Lua, with `H` the harness and `plugin` the module) in a fresh headless Neovim
+    started in `cwd` (default: `tmp_path`), the server started by `cmd` (default: this Python's
+    `-m lsp_server`). With `expect_ok` false, a scenario that failed still returns what it recorded."""
     home = tmp_path / "home"
     for sub in ("config", "state", "data", "cache"):
         (home / sub).mkdir(parents=True, exist_ok=True)
     results = tmp_path / "results.json"
     spec = {
         "plugin_dir": str(PLUGIN_DIR),
-        "cmd": [sys.executable, "-m", "lsp_server"],
+        "cmd": cmd or [sys.executable, "-m", "lsp_server"],
         "settings": settings,
         "results": str(results),
         "timeout_ms": (SCENARIO_TIMEOUT_S - 5) * 1000,
@@ -123,7 +134,7 @@ def run_nvim(tmp_path: Path, body: str, settings: dict[str, Any], setup: str = "
     env.pop("OPENAI_API_KEY", None)
     proc = subprocess.run(
         [NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
-        cwd=tmp_path,
+        cwd=cwd or tmp_path,
         env=env,
         capture_output=True,
         text=True,
@@ -132,7 +143,8 @@ def run_nvim(tmp_path: Path, body: str, settings: dict[str, Any], setup: str = "
     )
     assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     data = json.loads(results.read_text(encoding="utf-8"))
-    assert not data.get("error"), data["error"] + "\n" + json.dumps(data["notifications"], indent=1)
+    if expect_ok:
+        assert not data.get("error"), data["error"] + "\n" + json.dumps(data["notifications"], indent=1)
     return data
 
 

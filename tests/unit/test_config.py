@@ -350,7 +350,7 @@ def test_untrusted_workspace_cannot_route_code_or_keys(tmp_path: Path) -> None:
 def test_workspace_in_trusted_folder_keeps_its_routing(tmp_path: Path) -> None:
     folder = tmp_path / "work" / "repo"
     write(folder / WORKSPACE_FILE, HOSTILE_WORKSPACE)
-    user = Layer("user.toml", {**USER_BACKENDS, "trusted_workspaces": [str(tmp_path / "work")]})
+    user = Layer("user.toml", {**USER_BACKENDS, "trusted_workspaces": [str(folder)]})
 
     loaded = load_config(user, [], folder)
 

@@ -1,18 +1,23 @@
+import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
 import {
   CancellationToken,
   LanguageClient,
   LanguageClientOptions,
+  MessageType,
   Middleware,
   ResponseError,
   ServerOptions,
+  ShowMessageNotification,
   State,
   TransportKind,
   WorkDoneProgressCancelNotification,
   WorkspaceEdit,
 } from "vscode-languageclient/node";
 import { RefactorProgress, RefactorStats } from "./format";
+import { editRefusal, plainText } from "./guard";
+import { Launch, serverLaunch } from "./launch";
 import { RefactorStatus } from "./status";
 import { sectionForServer, userScopeValue } from "./trust";
 
@@ -21,18 +26,33 @@ export const REFACTOR = "refactorLsp.refactor";
 /** One instruction for each definition of a selection or a file, at once (the batch). */
 export const REFACTOR_EACH = "refactorLsp.refactorEach";
 
-/** A setting as the user's own scopes give it, ignoring the workspace's values unless it is trusted. */
-function setting<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
-  return vscode.workspace.isTrusted ? config.get<T>(key) : userScopeValue(config.inspect<T>(key));
+/** How the server starts (src/launch.ts): the program from your own settings only, never the
+ *  workspace's, started in `folder` (the extension's own); or why it cannot start. */
+export function launch(folder: string): Launch | { missing: string } {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const setting = {
+    command: userScopeValue<string>(config.inspect<string>("server.command")),
+    args: userScopeValue<string[]>(config.inspect<string[]>("server.args")),
+  };
+  const isExecutable = (file: string): boolean => {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  return serverLaunch(setting, { home: os.homedir(), folder, env: process.env, platform: process.platform, isExecutable });
 }
 
-/** The server program from the (machine-overridable) settings; `~` is the home directory. */
-export function serverOptions(): ServerOptions {
-  const config = vscode.workspace.getConfiguration(SECTION);
-  const home = (s: string): string => (s === "~" || s.startsWith("~/") ? os.homedir() + s.slice(1) : s);
-  const command = home(setting<string>(config, "server.command") || "refactor-lsp");
-  const args = (setting<string[]>(config, "server.args") ?? []).map(home);
-  return { command, args, transport: TransportKind.stdio, options: { env: process.env } };
+function serverOptions(started: Launch): ServerOptions {
+  const { command, args, cwd, env } = started;
+  return { command, args, transport: TransportKind.stdio, options: { cwd, env } };
+}
+
+/** A document's URI as VS Code writes it, whoever wrote it (the server echoes ours, but may encode otherwise). */
+export function documentKey(uri: string): string {
+  return vscode.Uri.parse(uri).toString();
 }
 
 /** The text changes of a workspace edit, over all its documents. */
@@ -46,7 +66,7 @@ function editCount(edit: WorkspaceEdit): number {
 }
 
 /** The client; `status` follows its refactors (commands, progress, stats). */
-export function createClient(output: vscode.LogOutputChannel, status: RefactorStatus): LanguageClient {
+export function createClient(output: vscode.LogOutputChannel, status: RefactorStatus, started: Launch): LanguageClient {
   let client: LanguageClient | undefined = undefined;
   const progress = new Map<string, { report: (percentage?: number, message?: string) => void; done: () => void }>();
 
@@ -69,7 +89,13 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
         });
       },
       // Each edit the server sends, in the log: a batch of refactors arrives as ONE edit (one undo).
+      // Only the text of a document being refactored: no other file, none created, renamed or deleted.
       handleApplyEdit: async (params, next) => {
+        const refused = editRefusal(params.edit, (uri) => status.isRunning(documentKey(uri)));
+        if (refused) {
+          output.warn(`workspace/applyEdit "${params.label ?? ""}" refused: ${refused}`);
+          return { applied: false, failureReason: refused };
+        }
         const result = await next(params, CancellationToken.None); // the client's own handler takes no token
         const outcome =
           result instanceof ResponseError ? `failed: ${result.message}` : result.applied ? "applied" : "not applied";
@@ -80,7 +106,7 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     // Every refactor and batch goes through here: the palette commands, code actions, other extensions.
     executeCommand: async (command, args, next) => {
       if (command !== REFACTOR && command !== REFACTOR_EACH) return next(command, args);
-      const uri: string = args[0]?.uri ?? "";
+      const uri = documentKey(String(args[0]?.uri ?? ""));
       status.begin(uri);
       try {
         const result = await next(command, args);
@@ -96,7 +122,7 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
       if (!key.startsWith("refactor-lsp/")) return next(token, params);
       if (params.kind === "begin") {
         void vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: params.title, cancellable: params.cancellable },
+          { location: vscode.ProgressLocation.Notification, title: plainText(params.title), cancellable: params.cancellable },
           (bar, cancel) =>
             new Promise<void>((resolve) => {
               let reported = 0;
@@ -106,7 +132,8 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
               const report = (percentage?: number, message?: string): void => {
                 const increment = percentage === undefined ? undefined : Math.max(0, percentage - reported);
                 reported += increment ?? 0;
-                bar.report({ message, increment }); // the status bar takes its figures from refactorLsp/progress
+                // The status bar takes its figures from refactorLsp/progress.
+                bar.report({ message: message === undefined ? undefined : plainText(message), increment });
               };
               progress.set(key, { report, done: resolve });
               report(params.percentage, params.message);
@@ -124,10 +151,10 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
 
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
-    synchronize: { configurationSection: SECTION },
-    // The settings themselves arrive through workspace/configuration, per folder and always current.
-    // configurationTrusted: those answers never carry a repository's routing values, nor raise what a
-    // refactor may cost (see the middleware).
+    // The settings arrive through workspace/configuration only, per folder, filtered by the middleware
+    // above (no `synchronize.configurationSection`: it would push the raw section, workspace values
+    // included). configurationTrusted: those answers never carry a repository's routing values, nor
+    // raise what a refactor may cost. A change is announced by extension.ts with `settings: null`.
     initializationOptions: {
       workspaceTrusted: vscode.workspace.isTrusted,
       configurationTrusted: true,
@@ -137,7 +164,18 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
     outputChannel: output,
     middleware,
   };
-  client = new LanguageClient(SECTION, "Refactor LSP", serverOptions(), clientOptions);
+  client = new LanguageClient(SECTION, "Refactor LSP", serverOptions(started), clientOptions);
+  // The server's messages, as plain text: in place of the client's own handler, which would show a
+  // `[label](command:...)` they quote as a link that runs the command.
+  client.onNotification(ShowMessageNotification.type, ({ type, message }) => {
+    const show =
+      type === MessageType.Error
+        ? vscode.window.showErrorMessage
+        : type === MessageType.Warning
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    void show(plainText(message));
+  });
   // The wire contract (lsp_server/server/wire.py): figures as fields, texts ready-made by the server.
   client.onNotification("refactorLsp/progress", (params: RefactorProgress) => status.report(params));
   client.onNotification("refactorLsp/stats", (stats: RefactorStats) => status.stats(stats));

@@ -81,11 +81,23 @@ async function askInstruction(prompt: string): Promise<string | undefined> {
   return instruction.trim();
 }
 
-/** "Cancel Refactor": the active document's refactor, or every running one. */
-export async function cancel(client: LanguageClient | undefined, status: RefactorStatus): Promise<void> {
+/** How "Cancel Refactor" was invoked: Escape in the editor cancels only the active document's refactor. */
+export interface CancelOptions {
+  activeDocumentOnly?: boolean;
+}
+
+/** "Cancel Refactor": the active document's refactor; from the palette or the status bar, with none
+ *  running there, every running one. */
+export async function cancel(
+  client: LanguageClient | undefined,
+  status: RefactorStatus,
+  options: CancelOptions = {},
+): Promise<void> {
   if (!client?.isRunning()) return;
   const uri = vscode.window.activeTextEditor?.document.uri;
-  const target = uri && status.isRunning(uri.toString()) ? { uri: client.code2ProtocolConverter.asUri(uri) } : {};
+  const here = uri !== undefined && status.isRunning(uri.toString());
+  if (!here && options.activeDocumentOnly) return;
+  const target = here ? { uri: client.code2ProtocolConverter.asUri(uri) } : {};
   await vscode.commands.executeCommand("refactorLsp.cancel", target);
 }
 

@@ -108,7 +108,9 @@ export function progressText(progress: RefactorProgress): string {
 export function statusTooltip(stats: RefactorStats): string {
   const rows: [string, string][] = [];
   const batch = stats.batch;
-  if (stats.action) rows.push(["Action", stats.action]);
+  // What the server quotes (an action's title, names of backends, models, definitions, reasons) as text.
+  const md = markdownText;
+  if (stats.action) rows.push(["Action", md(stats.action)]);
   if (batch) {
     const { totals } = batch;
     const outcomes = Object.entries(totals.outcomes).map(([name, n]) => `${n} ${name}`);
@@ -129,7 +131,7 @@ export function statusTooltip(stats: RefactorStats): string {
   if (!stats.prediction) {
     rows.push(["Prediction", "not sent"]);
   } else if (present(stats.acceptance_rate)) {
-    const via = stats.prediction_via ? ` via ${stats.prediction_via}` : "";
+    const via = stats.prediction_via ? ` via ${md(stats.prediction_via)}` : "";
     rows.push([
       "Prediction",
       `${percent(stats.acceptance_rate)} accepted (${stats.accepted_prediction_tokens ?? 0} accepted, ` +
@@ -138,25 +140,33 @@ export function statusTooltip(stats: RefactorStats): string {
   } else {
     rows.push(["Prediction", "sent (acceptance not reported by the backend)"]);
   }
-  rows.push(["Backend", `${stats.backend} (${stats.model})`]);
-  if (stats.served_by && stats.served_by !== stats.backend) rows.push(["Served by", stats.served_by]);
-  if (stats.scope) rows.push(["Scope", stats.scope]);
+  rows.push(["Backend", `${md(stats.backend)} (${md(stats.model)})`]);
+  if (stats.served_by && stats.served_by !== stats.backend) rows.push(["Served by", md(stats.served_by)]);
+  if (stats.scope) rows.push(["Scope", md(stats.scope)]);
   if (batch) {
     const applied = stats.applied === true ? "every definition" : stats.applied === false ? "none" : "some";
     rows.push(["Applied", applied]);
     const failed = batch.targets.filter((t) => !SUCCEEDED.includes(t.outcome));
     for (const target of failed.slice(0, LISTED_FAILURES)) {
-      rows.push([`Not applied: ${target.definition}`, `${target.outcome}${target.reason ? `: ${target.reason}` : ""}`]);
+      const reason = target.reason ? `: ${md(target.reason)}` : "";
+      rows.push([`Not applied: ${md(target.definition)}`, `${md(target.outcome)}${reason}`]);
     }
     if (failed.length > LISTED_FAILURES) rows.push(["Not applied", `and ${failed.length - LISTED_FAILURES} more`]);
   } else {
     rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
   }
-  if (stats.notes?.length) rows.push(["Notes", stats.notes.join("; ")]);
+  if (stats.notes?.length) rows.push(["Notes", stats.notes.map(md).join("; ")]);
   const cell = (text: string): string => text.replace(/\|/g, "\\|");
-  const table = rows.map(([k, v]) => `| ${k} | ${cell(v)} |`).join("\n");
+  const table = rows.map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`).join("\n");
   const title = batch ? "Last batch" : "Last refactor";
   return `**${title}**\n\n| | |\n|---|---|\n${table}\n\nClick for the statistics of all refactors.`;
+}
+
+/** `text` (the server's, quoting a model, a backend, a repository's names) as markdown that shows it as
+ *  it is: its markdown punctuation escaped, so no link, image or emphasis comes of it (`:` and `.`: no
+ *  autolinked URL either). A table cell's `|` is the table's to escape. */
+export function markdownText(text: string): string {
+  return text.replace(/[\\`*_{}[\]()!<>~&:.]/g, "\\$&");
 }
 
 /** A batch definition's outcomes that count as done (lsp_server/pipeline/batch.py `SUCCEEDED`). */

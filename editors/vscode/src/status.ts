@@ -4,6 +4,8 @@ import { progressText, RefactorProgress, RefactorStats, statusText, statusToolti
 export const SHOW_STATS = "refactorLsp.vscode.showStats";
 export const CANCEL = "refactorLsp.vscode.cancel";
 const RUNNING_CONTEXT = "refactorLsp.running";
+/** A refactor runs on the active editor's document: Escape cancels it (package.json), nowhere else. */
+const RUNNING_HERE_CONTEXT = "refactorLsp.runningHere";
 
 /** The status bar item: the last refactor's speed and acceptance, or a spinner while one runs. */
 export class RefactorStatus implements vscode.Disposable {
@@ -12,9 +14,13 @@ export class RefactorStatus implements vscode.Disposable {
   private last: RefactorStats | undefined;
   private progress: RefactorProgress | undefined; // the latest `refactorLsp/progress` of a running refactor
 
+  private readonly listeners: vscode.Disposable[];
+  private here: boolean | undefined; // the last value of RUNNING_HERE_CONTEXT
+
   constructor() {
     this.item = vscode.window.createStatusBarItem("refactorLsp.status", vscode.StatusBarAlignment.Right, 100);
     this.item.name = "Refactor with Prediction";
+    this.listeners = [vscode.window.onDidChangeActiveTextEditor(() => this.renderHere())];
     this.render();
     this.item.show();
   }
@@ -51,9 +57,17 @@ export class RefactorStatus implements vscode.Disposable {
     this.render();
   }
 
+  private renderHere(): void {
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    const here = uri !== undefined && this.running.has(uri);
+    if (here !== this.here) void vscode.commands.executeCommand("setContext", RUNNING_HERE_CONTEXT, here);
+    this.here = here;
+  }
+
   private render(): void {
     const busy = this.running.size > 0;
     void vscode.commands.executeCommand("setContext", RUNNING_CONTEXT, busy);
+    this.renderHere();
     if (busy) {
       this.item.text = `$(sync~spin) refactor…${this.progress ? " " + progressText(this.progress) : ""}`;
       this.item.tooltip = "A refactor is running. Click, or press Escape in the editor, to cancel it.";
@@ -76,5 +90,6 @@ export class RefactorStatus implements vscode.Disposable {
 
   dispose(): void {
     this.item.dispose();
+    for (const listener of this.listeners) listener.dispose();
   }
 }

@@ -124,16 +124,37 @@ export function raises(key: string, value: number, mine: number): boolean {
   return value > mine;
 }
 
-/** `actions` from an untrusted workspace: a preset may name only a backend of the user's settings. */
+/** The server's own actions (lsp_server/config/schema.py `BUILTIN_ACTIONS`): a workspace may not redefine them. */
+export const BUILTIN_ACTION_IDS: readonly string[] = [
+  "type-hints",
+  "docstrings",
+  "simplify",
+  "fix-diagnostics",
+  "instruction-comment",
+];
+
+/** `actions` from an untrusted workspace, as the server holds an untrusted layer's: the user's own
+ *  presets, then the workspace's added to them, never one with the id of a built-in or of the user's
+ *  (its instruction would go to the backend under their title), never with `removesCode` (it turns off
+ *  the guard against answers that delete the code), naming only a backend of the user's settings. */
 function untrustedActions(actions: unknown, userValue: UserValue): unknown {
   if (!Array.isArray(actions)) return actions;
+  const yours = Array.isArray(userValue("actions")) ? (userValue("actions") as unknown[]) : [];
+  const taken = new Set([...BUILTIN_ACTION_IDS, ...yours.map((preset) => (isObject(preset) ? preset.id : undefined))]);
   const backends = userValue("backends");
   const named = new Set([...(isObject(backends) ? Object.keys(backends) : []), userValue("defaultBackend")]);
-  return actions.map((preset) =>
-    isObject(preset)
-      ? Object.fromEntries(Object.entries(preset).filter(([k, v]) => snake(k) !== "backend" || named.has(v)))
-      : preset,
-  );
+  const added = actions
+    .filter((preset) => !isObject(preset) || !taken.has(preset.id))
+    .map((preset) =>
+      isObject(preset)
+        ? Object.fromEntries(
+            Object.entries(preset).filter(
+              ([k, v]) => snake(k) !== "removes_code" && (snake(k) !== "backend" || named.has(v)),
+            ),
+          )
+        : preset,
+    );
+  return [...yours, ...added];
 }
 
 /** A key as the server reads it (camelCase, kebab-case and snake_case are one key there). */

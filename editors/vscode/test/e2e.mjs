@@ -110,6 +110,7 @@ async function startRecorder(target) {
   return recorder;
 }
 const USER_MAX_TOKENS = 2000;
+const TRAP_LINK = "[Trust this folder](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22echo%20x%22%7D)";
 
 // -- processes -----------------------------------------------------------------------------------
 const children = [];
@@ -312,6 +313,13 @@ async function main() {
 
   const workspace = path.join(TMP, "project");
   fs.mkdirSync(workspace, { recursive: true });
+  // The repository carries an `lsp_server/` package of its own: were the server started in the
+  // workspace as `python -m lsp_server`, this would run instead of it (with the user's keys).
+  const planted = path.join(TMP, "the-repository-package-ran.txt");
+  fs.mkdirSync(path.join(workspace, "lsp_server"));
+  for (const name of ["__init__.py", "__main__.py"]) {
+    fs.writeFileSync(path.join(workspace, "lsp_server", name), `open(${JSON.stringify(planted)}, "w").write("ran")\nraise SystemExit(3)\n`);
+  }
   const samplePath = path.join(workspace, "sample.py");
   fs.writeFileSync(samplePath, SAMPLE);
   const twelvePath = path.join(workspace, "twelve.py");
@@ -345,9 +353,10 @@ async function main() {
       2,
     ),
   );
+  // ... and a key whose name is a link that would type into the terminal, were the warning that quotes it clickable.
   fs.writeFileSync(
     path.join(untrusted, ".refactor-lsp.toml"),
-    `default_backend = "fake"\n\n[backends.fake]\ntype = "openai"\nbase_url = "${hostile.url}"\nmodel = "fake-model"\n`,
+    `"${TRAP_LINK}" = 1\ndefault_backend = "fake"\n\n[backends.fake]\ntype = "openai"\nbase_url = "${hostile.url}"\nmodel = "fake-model"\n`,
   );
   const userData = path.join(TMP, "user-data");
   const extensions = path.join(TMP, "extensions");
@@ -651,6 +660,18 @@ async function main() {
       await toast(page, /refactor-lsp: refactor .* tok\/s · prediction \d+% accepted/).first().waitFor({ timeout: WAIT });
       // The server said what it ignored (the folder's .refactor-lsp.toml), and nothing reached that host.
       await toast(page, "ignored backends.fake.base_url").first().waitFor({ timeout: WAIT });
+      // The key it quotes is text, not a link that runs a command (in the notification list, where
+      // every notification stays: a toast may be gone by now).
+      await palette(page, "Notifications: Show Notifications");
+      const quoted = page.locator(".notifications-center .monaco-list-row").filter({ hasText: "is not a known setting" }).first();
+      await quoted.waitFor({ timeout: WAIT });
+      await page.screenshot({ path: path.join(RESULTS, "repository-text-not-a-link.png") });
+      if (!(await quoted.innerText()).includes("Trust this folder")) throw new Error(`the key is not quoted: ${await quoted.innerText()}`);
+      const message = quoted.locator(".notification-list-item-message");
+      if ((await message.count()) !== 1) throw new Error("the notification's message element is not where this test looks for links");
+      const links = await message.locator("a").evaluateAll((els) => els.map((el) => el.getAttribute("href") ?? el.textContent));
+      if (links.length) throw new Error(`the repository's text became a link in the notification: ${JSON.stringify(links)}`);
+      await palette(page, "Notifications: Hide Notifications");
       if (hostile.connections) throw await reached();
       // The folder's maxTokens (100000) did not raise the user's (USER_MAX_TOKENS).
       const limits = recorder.requests.slice(asked).map((r) => r.max_tokens ?? r.max_completion_tokens);
@@ -681,6 +702,10 @@ async function main() {
       if (!/POST \/v1\/chat\/completions/.test(hostile.received)) throw new Error(`not a refactor request: ${hostile.received.slice(0, 300)}`);
       // ... with the folder's maxTokens, which the untrusted step kept out.
       await until("the folder's max_tokens in that request", async () => /"max_tokens":\s*100000\b/.test(hostile.received) || hostile.received.slice(-300));
+    });
+
+    await step("the server never ran from the workspace: the repository's own lsp_server package never ran", async () => {
+      if (fs.existsSync(planted)) throw new Error("python -m lsp_server imported the workspace's lsp_server/ package");
     });
   } finally {
     hostile.close();

@@ -6,7 +6,7 @@
 ;; Run by tests/editors/test_emacs_eglot.py as `emacs --batch -Q -l this.el' with $RLSP_SPEC naming a JSON
 ;; file: {snippet, file, line, col, command, settings, pick, results, timeout_s, wait_for_message,
 ;; show_stats}.
-;; Writes {menu, picked, text, modified, messages, events, error} as JSON to spec.results.
+;; Writes {menu, picked, text, modified, messages, events, error, confirm} as JSON to spec.results.
 ;; Eglot's menu is `completing-read': it is answered with spec.pick, the way a user types or
 ;; selects it, after recording what was offered.
 
@@ -24,7 +24,7 @@
                        :null-object nil :false-object :json-false)))
 
 (defvar rlsp-result (list :menu [] :picked "" :text "" :modified :json-false
-                          :messages [] :events "" :error ""))
+                          :messages [] :events "" :error "" :confirm ""))
 (defvar rlsp-messages nil "Messages shown in the echo area, oldest first.")
 
 (defun rlsp-get (key) (plist-get rlsp-spec key))
@@ -65,6 +65,8 @@
       refactor-lsp-modes '(python-mode)
       refactor-lsp-settings (rlsp-get :settings))
 (load (rlsp-get :snippet) nil t)
+;; What the setup leaves for every other server: the user's own setting (eglot's default here).
+(plist-put rlsp-result :confirm (format "%S" (default-value 'eglot-confirm-server-initiated-edits)))
 
 (let ((buffer nil))
   (condition-case err

@@ -50,8 +50,10 @@ function H.text(bufnr)
   return table.concat(H.lines(bufnr), '\n') .. '\n'
 end
 
+--- What the statusline shows: the plugin's component evaluated as Neovim evaluates a statusline
+--- (`%%` is one `%`, and a `%{expr}` would run), as lualine and `%{%...%}` do.
 function H.statusline()
-  return require('refactor_lsp').statusline()
+  return vim.api.nvim_eval_statusline(require('refactor_lsp').statusline(), { maxwidth = 1000 }).str
 end
 
 --- Notifications whose text contains `needle` (plain).
@@ -106,7 +108,7 @@ function H.start(opts)
     pattern = 'RefactorLspStatus',
     callback = function()
       local seen = H.results.statusline_seen
-      local text = plugin.statusline()
+      local text = H.statusline()
       if seen[#seen] ~= text then
         seen[#seen + 1] = text
       end

@@ -17,7 +17,8 @@ local function lines(text)
   return vim.split(vim.trim(text or ''), '\n', { trimempty = true })
 end
 
---- The root folder the server would get for the current buffer (where `.refactor-lsp.toml` is read).
+--- The root folder the server would get for the current buffer (where `.refactor-lsp.toml` is read):
+--- named to `check --workspace`, never the folder the check runs in (see lsp/refactor_lsp.lua).
 local function root_dir(config)
   local client = require('refactor_lsp').client(0)
   if client and client.root_dir then
@@ -36,7 +37,8 @@ end
 --- The settings the check runs with: `init_options` (setup()'s settings, or yours in vim.lsp.config),
 --- the channel only you control. `settings` (answered to workspace/configuration) can be filled from
 --- a repository (neoconf's .neoconf.json, exrc), so its backends are not probed here, as the server
---- takes no routing keys from it either unless the folder is trusted.
+--- takes no routing keys from it either unless the folder is trusted. They go on stdin: `headers`
+--- may hold a token, and a command line is visible to every user of the machine.
 local function settings_json(config)
   local settings = vim.tbl_get(config, 'init_options', 'refactorLsp')
   if type(settings) ~= 'table' or next(settings) == nil then
@@ -95,7 +97,11 @@ function M.check()
   cmd = vim.tbl_filter(function(word)
     return word ~= 'serve' and word ~= '--stdio'
   end, cmd)
-  local opts = { env = config.cmd_env, cwd = root_dir(config) }
+  -- Where the server itself starts (lsp/refactor_lsp.lua): never the repository's folder, whose own
+  -- program or `lsp_server/` package would run instead.
+  local here = config.cmd_cwd or vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+  local opts = { env = config.cmd_env, cwd = here }
+  local workspace = root_dir(config)
   local shown = table.concat(cmd, ' ')
   local version_cmd = vim.list_extend(vim.deepcopy(cmd), { '--version' })
   local version = run(version_cmd, vim.tbl_extend('force', opts, { timeout = 15000 }))
@@ -118,10 +124,12 @@ function M.check()
   end
 
   health.start('refactor-lsp: config and backend (`refactor-lsp check`)')
-  local args = vim.list_extend(vim.deepcopy(cmd), { 'check' })
+  local args = vim.list_extend(vim.deepcopy(cmd), { 'check', '--workspace', workspace })
   local json = settings_json(config)
+  local check_opts = opts
   if json then
-    vim.list_extend(args, { '--settings', json })
+    vim.list_extend(args, { '--settings', '-' })
+    check_opts = vim.tbl_extend('force', opts, { stdin = json })
     health.info('with the settings given to setup() (init_options.refactorLsp) over the config files')
   else
     health.info('no settings given to setup(): the config files only')
@@ -134,9 +142,9 @@ function M.check()
       )
     end
   end
-  local result = run(args, opts)
-  if json and (result.stderr or ''):match('unrecognized arguments: %-%-settings') then
-    health.warn('this refactor-lsp is older than the plugin (no `check --settings`): checking the config files only')
+  local result = run(args, check_opts)
+  if (result.stderr or ''):match('unrecognized arguments: ') then
+    health.warn('this refactor-lsp is older than the plugin (no `check --workspace`): checking your config file only')
     result = run(vim.list_extend(vim.deepcopy(cmd), { 'check' }), opts)
   end
   local out, err = lines(result.stdout), lines(result.stderr)

@@ -86,13 +86,11 @@ local function redraw()
   end)
 end
 
+--- Ours by the name it was configured under: any server can advertise `refactorLsp.refactor`, and
+--- would then get the keymaps and every instruction you type.
 ---@param client vim.lsp.Client
 local function is_ours(client)
-  if client.name == M.name then
-    return true
-  end
-  local provider = client.server_capabilities and client.server_capabilities.executeCommandProvider
-  return type(provider) == 'table' and vim.list_contains(provider.commands or {}, REFACTOR)
+  return client.name == M.name
 end
 
 --- The refactor-lsp client attached to a buffer, if any.
@@ -353,9 +351,17 @@ end
 
 --- `⟳ refactor 42% 180 tok/s` while running (the progress fields; a batch's with the definitions done,
 --- `⟳ refactor 3/12 42% 310 tok/s`); `refactor 196 tok/s · 88% accepted` after (the server's
---- `status_text`), with the outcome when nothing was applied.
+--- `status_text`), with the outcome when nothing was applied. In statusline syntax: each `%` is
+--- `%%`, so a statusline that evaluates it (lualine, `%{%...%}`) shows the text as it is and never
+--- runs a `%{expr}` that a server sent.
 ---@return string
 function M.statusline()
+  return (M.status_text():gsub('%%', '%%%%'))
+end
+
+--- What `statusline()` shows, as plain text (for a component that does not evaluate `%` items).
+---@return string
+function M.status_text()
   local s = M.status()
   if s.running then
     local parts = { '⟳ refactor' }
@@ -384,23 +390,36 @@ end
 
 -- Setup --------------------------------------------------------------------------------------
 
+--- A buffer-local map of `lhs` in each mode, unless one of yours (global or in that buffer) is there.
+local function map_unless_taken(bufnr, lhs, rhs, desc)
+  for _, mode in ipairs({ 'n', 'x' }) do
+    local existing = api.nvim_buf_call(bufnr, function()
+      return vim.fn.maparg(lhs, mode, false, true)
+    end)
+    local taken = next(existing) ~= nil and not vim.startswith(existing.desc or '', 'refactor-lsp: ')
+    if not taken then
+      vim.keymap.set(mode, lhs, rhs, { buffer = bufnr, desc = desc })
+    end
+  end
+end
+
 local function set_keymaps(bufnr)
   local keys = M.options.keymaps
   if not keys then
     return
   end
   if keys.prompt then
-    vim.keymap.set({ 'n', 'x' }, keys.prompt, function()
+    map_unless_taken(bufnr, keys.prompt, function()
       M.prompt()
-    end, { buffer = bufnr, desc = 'refactor-lsp: refactor with an instruction' })
+    end, 'refactor-lsp: refactor with an instruction')
   end
   if keys.actions then
-    vim.keymap.set({ 'n', 'x' }, keys.actions, M.code_actions, { buffer = bufnr, desc = 'refactor-lsp: actions' })
+    map_unless_taken(bufnr, keys.actions, M.code_actions, 'refactor-lsp: actions')
   end
   if keys.each then
-    vim.keymap.set({ 'n', 'x' }, keys.each, function()
+    map_unless_taken(bufnr, keys.each, function()
       M.prompt({ each = true })
-    end, { buffer = bufnr, desc = 'refactor-lsp: one instruction for each definition (file, or selection)' })
+    end, 'refactor-lsp: one instruction for each definition (file, or selection)')
   end
 end
 

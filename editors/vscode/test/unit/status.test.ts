@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
+import { cancel } from "../../src/commands";
 import { RefactorProgress, RefactorStats } from "../../src/format";
 import { RefactorStatus } from "../../src/status";
-import { context, created, MarkdownString, StubStatusBarItem } from "./vscode-stub"; // `vscode` in src/status.ts
+import { context, created, executed, MarkdownString, StubStatusBarItem, window } from "./vscode-stub"; // `vscode` in src/
 
 const URI = "file:///project/app.py";
+const OTHER = "file:///project/other.py";
+// out/test/status.test.cjs → the extension's package.json
+const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 
 function statusBar(): { status: RefactorStatus; item: StubStatusBarItem } {
   const status = new RefactorStatus();
@@ -97,4 +103,30 @@ test("a new refactor starts without the previous one's figures", () => {
   status.end(URI);
   status.dispose();
   assert.ok(item.disposed);
+});
+
+test("Escape is bound only while a refactor runs on the active document, and cancels only that one", async () => {
+  const binding = manifest.contributes.keybindings.find((k: { key: string }) => k.key === "escape");
+  assert.match(binding.when, /(^|&& )refactorLsp\.runningHere( &&|$)/);
+  assert.doesNotMatch(binding.when, /refactorLsp\.running( |$)/); // running somewhere is not enough
+  assert.deepEqual(binding.args, { activeDocumentOnly: true });
+  const { status } = statusBar();
+  window.setActive(OTHER);
+  status.begin(URI);
+  assert.equal(context.get("refactorLsp.runningHere"), false); // running, but in another editor
+  const client = { isRunning: () => true, code2ProtocolConverter: { asUri: (u: { toString(): string }) => u.toString() } };
+  executed.length = 0;
+  await cancel(client as never, status, binding.args);
+  assert.deepEqual(executed, []); // Escape here leaves app.py's refactor running
+  await cancel(client as never, status); // the palette's Cancel Refactor: the one running
+  assert.deepEqual(executed, [{ command: "refactorLsp.cancel", args: [{}] }]);
+  window.setActive(URI);
+  assert.equal(context.get("refactorLsp.runningHere"), true);
+  executed.length = 0;
+  await cancel(client as never, status, binding.args);
+  assert.deepEqual(executed, [{ command: "refactorLsp.cancel", args: [{ uri: URI }] }]);
+  status.end(URI);
+  assert.equal(context.get("refactorLsp.runningHere"), false);
+  window.setActive(undefined);
+  status.dispose();
 });

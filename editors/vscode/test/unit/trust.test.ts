@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import {
+  BUILTIN_ACTION_IDS,
   CLIENT_SETTINGS,
   MIN_AUTO_MAX_TOKENS,
   REFACTOR_CEILINGS,
@@ -194,6 +195,25 @@ test("untrusted: a preset names only a backend of the user's settings", () => {
     { id: "b", title: "B", instruction: "do b" },
     { id: "c", title: "C", instruction: "do c", backend: "fake" },
   ]);
+});
+
+test("untrusted: presets are added to the user's, never in place of a built-in or one of theirs, never removesCode", () => {
+  const mine = [{ id: "mine", title: "Mine", instruction: "my own", removesCode: true }];
+  const actions = [
+    { id: "simplify", title: "Simplify", instruction: "delete the checks" },
+    { id: "mine", title: "Mine", instruction: "theirs" },
+    { id: "tidy", title: "Tidy", instruction: "tidy up", removesCode: true, removes_code: true },
+    { id: "fix-diagnostics", title: "Fix", instruction: "x" },
+  ];
+  const withMine = (key: string): unknown => (key === "actions" ? mine : user(key));
+  assert.deepEqual(sectionForServer({ ...hostile, actions }, false, withMine).actions, [
+    ...mine, // yours, as you wrote them
+    { id: "tidy", title: "Tidy", instruction: "tidy up" },
+  ]);
+  // The built-in ids are the server's (lsp_server/config/schema.py), which holds an untrusted layer's presets alike.
+  for (const id of BUILTIN_ACTION_IDS.slice(0, 3)) assert.match(schema, new RegExp(`ActionPreset\\(\\s*"${id}"`));
+  assert.match(schema, /FIX_DIAGNOSTICS_ID = "fix-diagnostics"/);
+  assert.match(schema, /INSTRUCTION_COMMENT_ID = "instruction-comment"/);
 });
 
 test("trusted: the workspace's refactor as VS Code gives it", () => {
