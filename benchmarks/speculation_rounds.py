@@ -91,7 +91,7 @@ def measure(name: str, index: int, position: int, args: argparse.Namespace, out:
     command += ["--backend", "alone", "--baseline-backend", "alone-again", "--max-tokens", str(args.max_tokens)]
     command += [f"--task={task}" for task in args.task] + ["--repeat", str(args.repeat), "--json", str(report)]
     command += ["--note", f"{name} alone (round {index}); both modes are this one server"]
-    pgid = int((HERE / ".vllm" / "run" / f"{role}-{port}.pid").read_text())
+    pgid = int((Path(os.environ.get("VLLM_HOME", HERE / ".vllm")) / "run" / f"{role}-{port}.pid").read_text())
     loads: list[float] = []
     done = threading.Event()
 
