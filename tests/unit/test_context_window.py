@@ -23,6 +23,7 @@ from lsp_server.pipeline.context_fit import (
 )
 from lsp_server.pipeline.plan import RefactorRequest, cut_off_message, plan_refactor
 from lsp_server.testing.context_limit import refusal
+from tests.stdlib_targets import smallest_function_looping_over
 
 # The refusals as each server writes them. vLLM's wording changed over the versions; each is quoted
 # from its source: vllm/entrypoints/openai/serving_engine.py (`_validate_prompt_and_tokenize`, 2024),
@@ -117,7 +118,9 @@ def test_estimates_count_more_for_text_outside_ascii() -> None:
 
 # -- fitting a plan --------------------------------------------------------------------------------
 
-SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")  # 19 KB of real code: the file
+# 19 KB of real code (the file), and a small function in it, found by structure in any version.
+TARGET = smallest_function_looping_over(Path(textwrap.__file__), "line")
+SOURCE = TARGET.source
 
 
 def plan_at(needle: str, *, lines: int | None = None, **refactor: object):
@@ -146,21 +149,21 @@ def room(window: int) -> int:
 
 
 def test_a_plan_that_fits_is_sent_as_planned() -> None:
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     fitted = fit_plan(plan, "local", ContextWindow(131072, "models"), None, None)
     assert fitted.prompt == plan.prompt and fitted.max_tokens == plan.max_tokens
     assert fitted.fit is not None and not fitted.fit.changed and fit_note(fitted.fit) is None
 
 
 def test_the_file_around_the_region_gives_way_first() -> None:
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     window = ContextWindow(4096, "models")
     fitted = fit_plan(plan, "local", window, None, None)
     estimate = prompt_tokens(fitted.prompt.messages, DEFAULT_PROMPT_CHARS_PER_TOKEN)
     assert estimate + fitted.max_tokens <= room(4096)
     assert fitted.max_tokens == plan.max_tokens  # the answer keeps its room
     assert fitted.prompt.prediction == plan.prompt.prediction  # the region is whole
-    assert "def prefixed_lines():" in fitted.prompt.messages[1]["content"]
+    assert TARGET.header in fitted.prompt.messages[1]["content"]
     assert "(shortened around the region)" in fitted.prompt.messages[1]["content"]
     assert fitted.fit is not None and 0 < (fitted.fit.context_chars or 0) < len(SOURCE)
     note = fit_note(fitted.fit)
@@ -224,7 +227,7 @@ def test_a_hunks_answer_is_let_down_further_than_a_rewrite() -> None:
 
 
 def test_a_plan_fitted_before_is_fitted_afresh() -> None:
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     small = fit_plan(plan, "local", ContextWindow(4096, "models"), None, None)
     large = fit_plan(small, "local", ContextWindow(131072, "models"), None, None)
     assert large.prompt == plan.prompt and large.max_tokens == plan.max_tokens
