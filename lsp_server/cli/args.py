@@ -84,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
-    bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
+    bench.add_argument(
+        "--tasks",
+        help="a task folder (default: the corpus installed with refactor-lsp; benchmarks/tasks in a checkout)",
+    )
     bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
     bench.add_argument(
         "--repeat", type=int, default=3, help="runs of each task in each mode, alternating (default 3); medians shown"
