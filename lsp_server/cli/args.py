@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --each: refactors in flight at once (default: refactor.concurrency, 4)",
     )
     refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
-    refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
+    refactor.add_argument(
+        "--at", type=int, help="a cursor line (1-based): rewrite the enclosing definition (not with --lines)"
+    )
     refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
     refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
     refactor.add_argument(
@@ -73,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
         'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
         '"answer_file" (where it was kept), "stats"}; with --each {"targets": [{"file", "definition", "kind", '
-        '"lines", "outcome", "reason", "stats"}, ...], "totals": {...}}',
+        '"lines", "outcome", "reason", "stats", "answer", "answer_file"}, ...], "totals": {...}}',
     )
 
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
