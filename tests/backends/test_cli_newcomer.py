@@ -86,6 +86,9 @@ def test_the_bench_names_its_own_cap(tmp_path: Path, fake_backend: FakeBackend) 
     )
     assert "(4 tokens, bench --max-tokens)" in result.stdout + result.stderr
     assert "refactor.max_tokens" not in result.stdout + result.stderr
+    # The progress line keeps its advice whole: the problem before it gives way.
+    (line,) = [line for line in result.stderr.splitlines() if "(without, #1)" in line]
+    assert line.endswith("nothing was applied — raise bench --max-tokens or select a smaller region"), line
 
 
 def test_help_says_what_the_outputs_hold() -> None:
