@@ -34,7 +34,8 @@ class ConfigError(Exception):
         self.source = source
         self.key = key
         self.problem = problem
-        super().__init__(f"the config file {source} {problem}" if key == WHOLE_FILE else f"{source}: `{key}` {problem}")
+        what = "this config file" if key == WHOLE_FILE else f"`{key}`"
+        super().__init__(f"{source}: {what} {problem}")
 
 
 @dataclass(frozen=True)

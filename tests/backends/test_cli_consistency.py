@@ -98,7 +98,7 @@ def test_a_config_file_that_cannot_be_read_is_named_as_a_file(
     args = ("refactor", "geometry.py", "-i", "x") if command == "refactor" else ("check",)
     result = run_cli(*args, "--config", str(missing), config=None, cwd=project["dir"])
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert f"the config file {missing} cannot be read: No such file or directory" in result.stderr
+    assert f"refactor-lsp: {missing}: this config file cannot be read: No such file or directory\n" in result.stderr
     assert "(file)" not in result.stderr
 
 
