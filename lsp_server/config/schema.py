@@ -23,6 +23,10 @@ PredictionVia = Literal["field", "prompt", "off"]
 WORKSPACE_FILE = ".refactor-lsp.toml"
 
 
+# The key of a problem with a config file as a whole (it cannot be read, it is not TOML): no setting.
+WHOLE_FILE = "(file)"
+
+
 class ConfigError(Exception):
     """One problem in one setting: names the source, the key and what is wrong."""
 
@@ -30,7 +34,8 @@ class ConfigError(Exception):
         self.source = source
         self.key = key
         self.problem = problem
-        super().__init__(f"{source}: `{key}` {problem}")
+        what = "this config file" if key == WHOLE_FILE else f"`{key}`"
+        super().__init__(f"{source}: {what} {problem}")
 
 
 @dataclass(frozen=True)

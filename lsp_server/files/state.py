@@ -117,11 +117,14 @@ def write_state_file(name: str, data: bytes, folder: Path | None = None) -> Path
     return folder / name
 
 
-def keep_refused_answer(answer: str) -> Path | None:
+def keep_refused_answer(answer: str, number: int | None = None) -> Path | None:
     """Keep the answer a refusal held back, so the user can judge it: one file only they can read,
-    replaced each time, in the state folder (never next to the document). None if it cannot be kept."""
+    replaced each time, in the state folder (never next to the document). A batch numbers its refused
+    answers (`refused-answer-2.txt`), each replaced by the next batch's of that number. None if it
+    cannot be kept."""
+    name = REFUSED_ANSWER if number is None else REFUSED_ANSWER.replace(".txt", f"-{number}.txt")
     try:
-        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", "replace"))
+        return write_state_file(name, answer.encode("utf-8", "replace"))
     except OSError as exc:
         log.warning("cannot keep the refused answer: %s", exc)
         return None

@@ -87,6 +87,7 @@ class FakeBackend(ReplyStream):
         profile: BackendProfile = PERFECT,
         context_window: int = 0,
         reports_window: bool = True,
+        roots: dict[str, str] | None = None,
     ) -> None:
         if load_factor < 0 or batch_tokens < 0 or (prefill_tokens_per_pass or 0) < 0:
             raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
@@ -113,6 +114,9 @@ class FakeBackend(ReplyStream):
         self.models = models
         # Bytes of padding in one more /models entry (0: none): a list too large to be read whole.
         self.models_padding_bytes = 0
+        # vLLM's `root` in each /v1/models entry: where the weights are (default: the name, as vLLM's own
+        # when it serves a model under the name it was loaded by).
+        self.roots = roots or {}
         self.responder = responder
         self.spec_decode_metrics = spec_decode_metrics
         self.speculation = speculation
@@ -272,6 +276,7 @@ class FakeBackend(ReplyStream):
                         "object": "model",
                         "owned_by": self.describe(),
                         "profile": self.profile.name,
+                        **({"root": self.roots.get(m, m)} if self.kind == "vllm" else {}),
                         **context_limit.model_card(self.kind, self.context_window, self.reports_window),
                     }
                     for m in self.models

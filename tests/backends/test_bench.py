@@ -155,11 +155,24 @@ def test_bench_openai_measures_the_simulated_speedup_and_the_backends_own_accept
     # What a reader sees: the table in the terminal and in the Markdown, with the header.
     for text in (out.out, markdown):
         assert SMALL_EDIT in text and REWRITE in text and "all tasks" in text
-        assert "speedup" in text and "same text" in text
+        assert "speedup" in text
         assert "without: the same backend, without the `prediction` field" in text
         assert "repetitions: 1" in text and "cores" in text
     assert markdown.count("\n| ") >= 4 and "|---|" in markdown
     assert "DIFFERENT" not in out.out
+    # Within a terminal's 120 columns, what the speed-up rests on stays: TTFT, end-to-end tok/s, acceptance,
+    # and whether both modes wrote the same text; the note on the model goes first, and its footer with it.
+    lines = out.out.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    rule = next(i for i, line in enumerate(lines) if line.startswith("-----"))
+    top = max(i for i in range(rule) if not lines[i])  # the header's lines sit between a blank line and the rule
+    header = lines[top + 1 : rule]
+    for column in ("TTFT", "end-to-end", "accepted", "same", "speedup"):
+        assert any(column in line for line in header), header
+    assert "| same text |" in markdown
+    assert "matches" not in header and "matches expected:" not in out.out
+    assert "(left out to fit 120 columns: matches expected (with · without);" in " ".join(out.out.split())
+    assert "matches expected: answers equal to the task's expected file" in markdown
     # No terminal here: plain progress lines on stderr, one per run.
     assert out.err.count("bench: ") == 4
     assert report["meta"]["backend"]["type"] == "openai" and report["meta"]["baseline"] is None
@@ -176,9 +189,13 @@ def test_bench_flags_pairs_whose_text_differs(tmp_path: Path, capsys: pytest.Cap
     out = capsys.readouterr().out
     assert code == 0
     assert report["tasks"][0]["different_text_pairs"] == 1
-    # The terminal warns; the column that says after how many characters is in the Markdown (and the JSON).
-    assert "WARNING: the two modes produced different text" in out
-    assert "DIFFERENT 1/1" in markdown
+    # The terminal's table flags the task, and its warning says where the texts part (as the Markdown's column).
+    assert "WARNING: the two modes produced different text for: js-fetch-add-timeout-option (1/1 pairs, after " in (
+        " ".join(out.split())
+    )
+    (row,) = [line for line in out.splitlines() if line.startswith(SMALL_EDIT[:12])]  # the name may be shortened
+    assert row.endswith("DIFFERENT 1/1")
+    assert "DIFFERENT 1/1 (after " in markdown
 
 
 def test_bench_stops_when_the_backend_refuses_the_prediction(

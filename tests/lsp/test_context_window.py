@@ -15,15 +15,14 @@ from pytest_lsp import LanguageClient
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.stdlib_targets import smallest_function_looping_over
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
 WORKSPACE = STATE_DIR / "workspace"
 WINDOW = 4096
-SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")
-LOOP = "        for line in text.splitlines(True):\n            yield (prefix + line if predicate(line) else line)\n"
-RENAMED = SOURCE.replace(
-    LOOP, "        for row in text.splitlines(True):\n            yield (prefix + row if predicate(row) else row)\n"
-)
+TARGET = smallest_function_looping_over(Path(textwrap.__file__), "line")  # by structure, in any version
+SOURCE = TARGET.source
+RENAMED = TARGET.renamed("line", "row")
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +70,10 @@ async def test_the_window_is_learned_when_the_server_starts(editor: Editor) -> N
 async def test_the_large_file_is_fitted_to_the_window(editor: Editor, backend: FakeBackend) -> None:
     assert len(SOURCE) > 14_000 and RENAMED != SOURCE
     uri = editor.open(WORKSPACE / "textwrap.py", SOURCE)
+    cursor = types.Position(TARGET.cursor_line - 1, 0)
     result = await editor.execute(
         "refactorLsp.refactor",
-        {"uri": uri, "range": editor.cursor_at(uri, LOOP.strip()), "instruction": "rename line to row"},
+        {"uri": uri, "range": types.Range(cursor, cursor), "instruction": "rename line to row"},
     )
     assert result["status"] == "applied", result
     assert editor.buffers[uri] == RENAMED
