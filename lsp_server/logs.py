@@ -11,10 +11,38 @@ import os
 import sys
 
 PACKAGE = "lsp_server"
+# Of an exception's message, on a log line without its traceback.
+_EXCEPTION_CHARS = 300
 
 
 def level_for(verbose: int) -> int:
     return logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+
+
+class OneLineFormatter(logging.Formatter):
+    """A record as one line: an exception it carries as its type and message; the traceback only when
+    `tracebacks` (at debug level, -vv). For the editor's log and stderr, which a person reads; the log
+    file keeps every traceback."""
+
+    def __init__(self, fmt: str, tracebacks: bool) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks or not (record.exc_info or record.stack_info):
+            return super().format(record)
+        exc = record.exc_info[1] if record.exc_info else None
+        # The record is shared with the other handlers (the log file's): what is taken is put back.
+        kept = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = kept
+        if exc is None:
+            return text
+        said = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return f"{text} ({said[:_EXCEPTION_CHARS]})"
 
 
 def file_handler(path: str) -> logging.Handler:
@@ -32,7 +60,7 @@ def configure_cli_logging(verbose: int, log_file: str | None) -> None:
     package_log.propagate = False
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(level_for(verbose))
-    stderr.setFormatter(logging.Formatter("refactor-lsp: %(levelname)s %(name)s: %(message)s"))
+    stderr.setFormatter(OneLineFormatter("refactor-lsp: %(levelname)s %(name)s: %(message)s", tracebacks=verbose >= 2))
     package_log.addHandler(stderr)
     if log_file:
         package_log.addHandler(file_handler(log_file))

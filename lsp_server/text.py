@@ -46,6 +46,22 @@ def neutralise_links(text: str) -> str:
     return text
 
 
+# A quote of text we did not write (a backend's error, a model id, a line of the model's answer) is
+# cut to this in a message: enough to recognise it, and a message stays a line a person can read.
+QUOTE_CHARS = 200
+
+
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` as quoted in a message: at most `limit` characters, a cut one ending in `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def listed(items: list[str], most: int = 10, each: int = 80) -> str:
+    """`a, b, c and 17 more`: at most `most` items, each clipped to `each` characters, for messages."""
+    shown = ", ".join(clip(item, each) for item in items[:most])
+    return shown + (f" and {len(items) - most:,} more" if len(items) > most else "")
+
+
 def count_of(count: int, noun: str) -> str:
     """`1 line`, `2 lines`, `1,234 lines`: a count with its noun, for messages."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -8,13 +8,15 @@ attempt's stream is read by `stream`, through the clients of `clients`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
 
 from ..config.schema import BackendConfig, PredictionVia, RefactorSettings
-from .clients import ClientPool
+from ..text import clip, listed
+from .clients import BodyTooLarge, ClientPool, read_capped
 from .errors import (
     BackendError,
     ContextWindowExceeded,
@@ -34,6 +36,9 @@ log = logging.getLogger(__name__)
 
 LOCAL_SPECULATION_TYPES = ("vllm", "llamacpp")
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
+# A server lists one entry per model (and per LoRA adapter), a few hundred bytes each: past this the
+# list is not read (an 89 MB one once cost `check` 391 MB).
+MODEL_LIST_MAX_BYTES = 4 << 20
 
 
 def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool) -> PredictionVia:
@@ -51,30 +56,37 @@ def prediction_mode(backend: BackendConfig, override: bool | None, refused: bool
 
 
 async def list_models(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings) -> list[str]:
-    """The models the server offers (GET /models); a BackendError says why not."""
+    """The models the server offers (GET /models, read up to MODEL_LIST_MAX_BYTES); a BackendError says why not."""
     import openai
 
     client = clients.get(backend, settings)
+    where = f"the backend '{backend.name}' at {backend.base_url}"
     try:
-        page = await asyncio.wait_for(client.models.list(), timeout=settings.connect_timeout_s + 5)
+        async with asyncio.timeout(settings.connect_timeout_s + 5):
+            async with client.models.with_streaming_response.list() as response:
+                body = await read_capped(response.iter_bytes(), MODEL_LIST_MAX_BYTES, "GET /models")
     except TimeoutError:
+        raise BackendError(f"{where} did not answer GET /models in time") from None
+    except BodyTooLarge:
         raise BackendError(
-            f"the backend '{backend.name}' at {backend.base_url} did not answer GET /models in time"
+            f"{where} answered GET /models with more than {MODEL_LIST_MAX_BYTES:,} bytes; it was not read"
         ) from None
     except openai.APIStatusError as exc:
         if exc.status_code in (401, 403):
             raise BackendError(auth_message(backend, exc.status_code), status=exc.status_code) from None
         raise BackendError(
-            f"the backend '{backend.name}' at {backend.base_url} answered GET /models with HTTP {exc.status_code}: "
-            f"{redact(server_message(exc), backend)[:200]}",
+            f"{where} answered GET /models with HTTP {exc.status_code}: {clip(redact(server_message(exc), backend))}",
             status=exc.status_code,
         ) from None
     except openai.APIConnectionError as exc:
-        raise BackendError(
-            f"cannot reach the backend '{backend.name}' at {backend.base_url}: {connection_problem(exc)}"
-            f"{builtin_hint(backend)}"
-        ) from None
-    return [m.id for m in page.data]
+        raise BackendError(f"cannot reach {where}: {connection_problem(exc)}{builtin_hint(backend)}") from None
+    try:
+        entries = json.loads(body).get("data")
+    except (ValueError, AttributeError):
+        entries = None
+    if not isinstance(entries, list):
+        raise BackendError(f"{where} answered GET /models with something that is not a list of models")
+    return [entry["id"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
 
 
 async def stream_completion(
@@ -106,11 +118,12 @@ async def stream_completion(
         except openai.APIStatusError as exc:
             status = exc.status_code
             message = redact(server_message(exc), backend)
+            quoted = clip(message)  # the server's words in our message, cut to a readable length
             if status == 400 and request.prediction is not None and is_prediction_refusal(message):
                 if backend.prediction != "always":
-                    raise PredictionUnsupported(message, status=400) from None
+                    raise PredictionUnsupported(quoted, status=400) from None
                 raise BackendError(
-                    f"the backend '{backend.name}' does not accept the `prediction` field ({message}) — set "
+                    f"the backend '{backend.name}' does not accept the `prediction` field ({quoted}) — set "
                     f'backends.{backend.name}.prediction = "auto" or "never"',
                     status=400,
                 ) from None
@@ -119,14 +132,12 @@ async def stream_completion(
             if status == 400 and (window := window_of_refusal(message, exc.body)) is not None:
                 raise ContextWindowExceeded(
                     f"the backend '{backend.name}' at {backend.base_url} refused the prompt as too long for its "
-                    f"context window of {window:,} tokens ({message[:300]}); nothing was applied — select a smaller "
+                    f"context window of {window:,} tokens ({quoted}); nothing was applied — select a smaller "
                     "region, or lower refactor.context_chars",
                     window,
                 ) from None
             if status == 404:
-                raise BackendError(
-                    await _unknown_model_message(clients, backend, settings, message), status=404
-                ) from None
+                raise BackendError(await _unknown_model_message(clients, backend, settings), status=404) from None
             if status in _RETRY_STATUSES:
                 attempt += 1
                 wait = retry_after(exc)
@@ -141,13 +152,13 @@ async def stream_completion(
                 what = "is rate limiting us (429)" if status == 429 else f"failed with HTTP {status}"
                 raise BackendError(
                     f"the backend '{backend.name}' at {backend.base_url} {what} after "
-                    f"{attempt} {'try' if attempt == 1 else 'tries'} ({message[:160]}); nothing was applied — "
+                    f"{attempt} {'try' if attempt == 1 else 'tries'} ({quoted}); nothing was applied — "
                     "try again later",
                     fallback_ok=status in (502, 503, 504, 429),
                     status=status,
                 ) from None
             raise BackendError(
-                f"the backend '{backend.name}' at {backend.base_url} answered HTTP {status}: {message[:300]}",
+                f"the backend '{backend.name}' at {backend.base_url} answered HTTP {status}: {quoted}",
                 status=status,
             ) from None
         except openai.APITimeoutError:
@@ -164,14 +175,12 @@ async def stream_completion(
             ) from None
 
 
-async def _unknown_model_message(
-    clients: ClientPool, backend: BackendConfig, settings: RefactorSettings, message: str
-) -> str:
+async def _unknown_model_message(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings) -> str:
     try:
         models = await list_models(clients, backend, settings)
     except Exception:
         models = []
-    offered = f" (it offers: {', '.join(models[:20])})" if models else ""
+    offered = f" (it offers: {listed(models)})" if models else ""
     return (
         f"the backend '{backend.name}' at {backend.base_url} has no model '{backend.model}'{offered} — "
         f"set backends.{backend.name}.model"

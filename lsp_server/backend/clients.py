@@ -1,9 +1,15 @@
-"""One SDK client per backend, key and timeouts (`ClientPool`), so connections are reused between
-refactors."""
+"""HTTP to a backend: one SDK client per backend, key and timeouts (`ClientPool`), so connections are
+reused between refactors, and the bounds on every body a backend sends besides the answer's stream
+(whose bounds are `stream`'s): an error's body is read only up to `ERROR_BODY_MAX_BYTES` (the SDK
+reads it whole to make its exception), and a plain GET only up to the size its caller allows
+(`get_capped`, `read_capped`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..config.load import api_key
@@ -12,6 +18,68 @@ from .errors import BackendError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+# An error's body is a message for a person: a few hundred bytes from vLLM, llama.cpp and OpenAI.
+# Past this the rest is not read (the connection is closed): a 128 MB message once cost 700 MB.
+ERROR_BODY_MAX_BYTES = 64 * 1024
+
+
+class BodyTooLarge(ValueError):
+    """A backend's answer to a GET ran past what its reader allows; what was read is dropped."""
+
+
+async def read_capped(chunks: AsyncIterator[bytes], max_bytes: int, what: str) -> bytes:
+    """The body from `chunks` (decoded bytes), refused with BodyTooLarge once past `max_bytes`."""
+    parts, size = [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLarge(f"{what} answered more than {max_bytes:,} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def get_capped(
+    url: str, headers: Mapping[str, str], *, verify_tls: bool, timeout_s: float, max_bytes: int
+) -> tuple[bytes, str]:
+    """GET `url`: its body (BodyTooLarge past `max_bytes`) and content type, bounded in time too, with
+    no redirects (a redirect would carry the key elsewhere). Raises httpx's errors, an error status too."""
+    import httpx
+
+    async with asyncio.timeout(timeout_s):
+        async with (
+            httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client,
+            client.stream("GET", url, headers=dict(headers)) as response,
+        ):
+            response.raise_for_status()
+            body = await read_capped(response.aiter_bytes(), max_bytes, url)
+            return body, response.headers.get("content-type", "")
+
+
+def cap_body(response: Any, max_bytes: int) -> None:
+    """Make `response` (httpx's, not read yet) end after `max_bytes` of its decoded body: what reads it
+    (the SDK's `aread` too) gets that much, and the connection is closed, not read to its end."""
+    read = response.aiter_bytes
+
+    async def capped(*args: Any, **kwargs: Any) -> AsyncIterator[bytes]:
+        left = max_bytes
+        async with contextlib.aclosing(read(*args, **kwargs)) as chunks:
+            async for chunk in chunks:
+                if len(chunk) >= left:
+                    if left:
+                        yield chunk[:left]
+                    break
+                left -= len(chunk)
+                yield chunk
+        await response.aclose()
+
+    response.aiter_bytes = capped
+
+
+async def _cap_error_body(response: Any) -> None:
+    """The SDK client's response hook: an error's body is read only up to ERROR_BODY_MAX_BYTES."""
+    if response.status_code >= 400:
+        cap_body(response, ERROR_BODY_MAX_BYTES)
 
 
 class ClientPool:
@@ -45,7 +113,12 @@ class ClientPool:
             # is only a backstop above both, so the user gets the message that names the right setting.
             read = max(settings.first_token_timeout_s, settings.idle_timeout_s) + 5.0
             timeout = Timeout(connect=settings.connect_timeout_s, read=read, write=30.0, pool=30.0)
-            http_client = DefaultAsyncHttpx2Client(verify=backend.verify_tls, timeout=timeout, follow_redirects=False)
+            http_client = DefaultAsyncHttpx2Client(
+                verify=backend.verify_tls,
+                timeout=timeout,
+                follow_redirects=False,
+                event_hooks={"response": [_cap_error_body]},
+            )
             client = AsyncOpenAI(
                 api_key=key or "no-key",
                 base_url=backend.base_url,

@@ -10,6 +10,9 @@ from typing import Any
 from ..config.load import api_key, is_loopback_url
 from ..config.schema import BackendConfig, ConfigError
 
+# Of an error body that is not JSON, the part read for its words (a proxy's HTML page, a cut JSON).
+_BODY_CHARS = 4000
+
 
 class BackendError(Exception):
     """A backend problem, said so the user knows what to do. `fallback_ok`: another backend may serve."""
@@ -41,6 +44,8 @@ def redact(text: str, backend: BackendConfig) -> str:
 
 
 def server_message(exc: Any) -> str:
+    """The server's own words in an SDK error: its JSON `message`, else the start of its body (not JSON,
+    or cut at `clients.ERROR_BODY_MAX_BYTES`) on one line. Whole: the caller clips what it quotes."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -48,6 +53,8 @@ def server_message(exc: Any) -> str:
             return inner["message"]
         if isinstance(body.get("message"), str):
             return body["message"]
+    if isinstance(body, str) and body.strip():
+        return " ".join(body[:_BODY_CHARS].split())
     message = getattr(exc, "message", None) or str(exc)
     return str(message)
 

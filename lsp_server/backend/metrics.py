@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from .acceptance import Acceptance
+from .clients import get_capped
 
 if TYPE_CHECKING:
     from ..config.schema import BackendConfig
@@ -32,6 +33,8 @@ FINISHED = "vllm:request_success_total"
 SOURCE = "vllm-metrics"
 SOURCE_APPROXIMATE = "vllm-metrics-approximate"
 FETCH_TIMEOUT_S = 3.0
+# vLLM's page is a few hundred kilobytes (a histogram's buckets per metric); past this it is not read.
+METRICS_MAX_BYTES = 4 << 20
 SETTLE_TIMEOUT_S = 1.0  # the server may count the last step just after the stream ended
 
 
@@ -88,21 +91,12 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 async def fetch_metrics(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> dict[str, float]:
     """GET the metrics page and parse it; raises OSError-like errors from httpx on failure."""
-    import httpx
-
-    async with httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
-        response = await client.get(url)
-        response.raise_for_status()
-        return parse_prometheus(response.text)
+    return parse_prometheus(await fetch_metrics_text(url, verify_tls, timeout_s))
 
 
 async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> str:
-    import httpx
-
-    async with httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client:
-        response = await client.get(url)
-        response.raise_for_status()
-        return response.text
+    body, _ = await get_capped(url, {}, verify_tls=verify_tls, timeout_s=timeout_s, max_bytes=METRICS_MAX_BYTES)
+    return body.decode("utf-8", "replace")
 
 
 @dataclass

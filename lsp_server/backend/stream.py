@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..config.schema import BackendConfig, RefactorSettings
+from ..text import clip
 from .acceptance import Acceptance, read_acceptance
 from .clients import ClientPool
 from .errors import BackendError, redact
@@ -261,7 +262,7 @@ async def stream_once(
         problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
         raise BackendError(
             f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
-            f"({redact(problem, backend)[:200]}); nothing was applied — run it again or check the backend"
+            f"({clip(redact(problem, backend))}); nothing was applied — run it again or check the backend"
         ) from None
     finally:
         watchdog.cancel()

@@ -11,7 +11,6 @@ answer still teaches it. OpenAI's `/models` does not report a window, so it is n
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from urllib.parse import urlparse
 
 from ..config.load import api_key
 from ..config.schema import BackendConfig, ConfigError
+from .clients import get_capped
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +126,8 @@ async def fetch_json(
     url: str, backend: BackendConfig, timeout_s: float = PROBE_TIMEOUT_S, max_bytes: int = PROBE_MAX_BYTES
 ) -> Any:
     """GET `url` with the backend's key and headers and parse its JSON; bounded in time and size, no
-    redirects (a redirect would carry the key elsewhere). Raises on any failure."""
+    redirects (`clients.get_capped`). Raises on any failure."""
     import json
-
-    import httpx
 
     headers = dict(backend.headers)
     try:
@@ -138,19 +136,8 @@ async def fetch_json(
         key = None
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    async with asyncio.timeout(timeout_s):
-        async with (
-            httpx.AsyncClient(verify=backend.verify_tls, timeout=timeout_s, follow_redirects=False) as client,
-            client.stream("GET", url, headers=headers) as response,
-        ):
-            response.raise_for_status()
-            chunks, size = [], 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise ValueError(f"{url} answered more than {max_bytes:,} bytes")
-                chunks.append(chunk)
-    return json.loads(b"".join(chunks))
+    body, _ = await get_capped(url, headers, verify_tls=backend.verify_tls, timeout_s=timeout_s, max_bytes=max_bytes)
+    return json.loads(body)
 
 
 def models_url(backend: BackendConfig) -> str:

@@ -4,6 +4,7 @@ never a reason to stop the bench."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import platform
 from dataclasses import dataclass
@@ -12,9 +13,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..backend import metrics
-from ..backend.window import fetch_json, model_entry, models_url, window_of_entry
+from ..backend.clients import get_capped
+from ..backend.window import PROBE_MAX_BYTES, fetch_json, model_entry, models_url, window_of_entry
 from ..config.load import api_key
 from ..config.schema import BackendConfig, ConfigError
+from ..text import clip
 
 INFO_LABELS = ("enable_prefix_caching", "kv_cache_size_tokens", "block_size", "cache_dtype")
 
@@ -80,8 +83,6 @@ def _origin(url: str) -> str:
 
 
 async def _get(url: str, backend: BackendConfig, timeout_s: float = 3.0, auth: bool = True) -> Any:
-    import httpx
-
     headers = dict(backend.headers)
     try:
         key = api_key(backend) if auth else None
@@ -89,12 +90,10 @@ async def _get(url: str, backend: BackendConfig, timeout_s: float = 3.0, auth: b
         key = None
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    async with httpx.AsyncClient(verify=backend.verify_tls, timeout=timeout_s, follow_redirects=False) as client:
-        response = await client.get(url, headers=headers)
-        response.raise_for_status()
-        if "json" in response.headers.get("content-type", ""):
-            return response.json()
-        return response.text
+    body, content_type = await get_capped(
+        url, headers, verify_tls=backend.verify_tls, timeout_s=timeout_s, max_bytes=PROBE_MAX_BYTES
+    )
+    return json.loads(body) if "json" in content_type else body.decode("utf-8", "replace")
 
 
 async def describe_server(backend: BackendConfig) -> ServerInfo:
@@ -105,17 +104,17 @@ async def describe_server(backend: BackendConfig) -> ServerInfo:
         entry = model_entry(await fetch_json(models_url(backend), backend), backend.model)
         if entry is not None:
             # `profile`: the loopback backend's (lsp_server/testing/profiles.py), for the report's header.
-            info = {k: entry[k] for k in ("id", "root", "owned_by", "profile") if isinstance(entry.get(k), str)}
+            info = {k: clip(entry[k]) for k in ("id", "root", "owned_by", "profile") if isinstance(entry.get(k), str)}
             window = window_of_entry(entry)  # read as a refactor reads it (backend/window.py)
             found["model_info"] = info | ({"max_model_len": window} if window is not None else {})
     except Exception as exc:
-        found["models_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        found["models_error"] = clip(f"{type(exc).__name__}: {exc}")
     url = metrics.metrics_url(backend)
     if backend.type == "vllm":
         try:
             version = await _get(_origin(backend.base_url) + "/version", backend, auth=False)
             if isinstance(version, dict) and version.get("version"):
-                found["server_version"] = f"vLLM {version['version']}"
+                found["server_version"] = f"vLLM {clip(str(version['version']), 80)}"
         except Exception:
             pass
     if url:
@@ -133,7 +132,7 @@ async def describe_server(backend: BackendConfig) -> ServerInfo:
             }
             found["metrics_info"] = _info_labels(text)
         except Exception as exc:
-            found["metrics_error"] = f"{type(exc).__name__}: {exc}"[:200]
+            found["metrics_error"] = clip(f"{type(exc).__name__}: {exc}")
     return ServerInfo(backend.name, backend.type, backend.base_url, backend.model, **found)
 
 
@@ -147,7 +146,7 @@ def _info_labels(text: str) -> dict[str, str]:
         for item in labels.split('",'):
             key, _, value = item.partition('="')
             if key.strip() in INFO_LABELS:
-                out[key.strip()] = value.strip('"')
+                out[key.strip()] = clip(value.strip('"'), 80)
     return out
 
 

@@ -40,12 +40,24 @@ def _usage_problem(args: argparse.Namespace, paths: list[Path]) -> str | None:
         return "--lines names lines of one file: give one file with --lines, or drop --lines for every definition"
     if args.jobs is not None and args.jobs < 1:
         return f"--jobs must be 1 or more, not {args.jobs}"
-    seen: set[Path] = set()
+    seen: dict[object, Path] = {}
     for path in paths:
-        if path.resolve() in seen:
-            return f"{path} is named twice: each file is refactored once"
-        seen.add(path.resolve())
+        identity = _identity(path)
+        first = seen.setdefault(identity, path)
+        if first is not path:
+            same = "" if first == path else f" ({first} is the same file)"
+            return f"{path} is named twice{same}: each file is refactored once"
     return None
+
+
+def _identity(path: Path) -> object:
+    """What makes two names one file: its device and inode (hard links, symlinks, `./a.py` and `a.py`
+    alike); a name that cannot be looked at is compared by its resolved path (reading it says why)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return path.resolve()
+    return found.st_dev, found.st_ino
 
 
 def _read_files(args: argparse.Namespace, paths: list[Path]) -> list[_File]:

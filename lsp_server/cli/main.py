@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, writable_target, write_file
-from ..text import count_of
+from ..text import count_of, listed
 from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
 
 if TYPE_CHECKING:
@@ -159,10 +159,10 @@ async def _check(args: argparse.Namespace) -> int:
     try:
         models = await engine.list_models(backend, config.refactor)
         if models and backend.model not in models:
-            print(f"FAIL: the server has no model '{backend.model}'; it offers: {', '.join(models[:20])}")
+            print(f"FAIL: the server has no model '{backend.model}'; it offers: {listed(models, most=20)}")
             print(f"  fix: set backends.{backend.name}.model to one of those")
             return EXIT_FAILED
-        print(f"models: {', '.join(models[:20]) or '(none listed)'}")
+        print(f"models: {listed(models, most=20) or '(none listed)'}")
         request = StreamRequest(
             messages=[{"role": "user", "content": "Reply with the word: ok"}],
             prediction="ok" if mode == "field" else None,

@@ -5,6 +5,7 @@
 - `hunks`: the `hunks` format's SEARCH/REPLACE blocks, parsed strictly and applied (`apply_hunks`);
 - `hunks_diff`: the same format's leaner diff form, read into the same blocks;
 - `hunks_match`: where a SEARCH block occurs in the region (exactly, or with one indentation shift);
+- `hunks_words`: how the format's messages and notes name each form's parts, and its notes kept short;
 - `hygiene`: what the model said, as the region's new text, or refused with a reason;
 - `edits`: the old region and the new as minimal replacements.
 """

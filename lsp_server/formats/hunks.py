@@ -34,14 +34,17 @@ Decisions, and why:
   `<<<<<<< SEARCH` and `>>>>>>> REPLACE` may have 5 to 9 marker characters (models miscount; the
   keyword keeps them apart from code), the divider must be exactly `=======`: with no keyword, its
   exact length is what tells it from a heading underline in a docstring. A block holding more than
-  one divider line (code with such an underline) is read at the divider whose SEARCH matches the
-  code; where several do, the longest SEARCH wins.
+  one divider line is refused: where its SEARCH ends is unclear, and a divider is never applied as
+  code (code with such a line, a Markdown or reST heading's underline, is edited in the diff form,
+  where any line is safe). Reading a block is linear in its lines.
 - Outside the blocks only blank lines, markdown fence lines (around the answer or around each
   block) and a file name right above a fence (the line some models put there) are allowed. Any
   other text means the model did not follow the format, and the answer is refused.
 - An answer without any block means "the model changed nothing": a result with `changed` false
   and a note saying so, which the caller reports as it reports an unchanged region. It is not an
   error, and not a silent success either.
+- Notes say what was let off or skipped, a block at a time; more than `hunks_words.LISTED` of one kind (an answer of
+  100,000 empty hunks) are counted in one note, so the notes stay short whatever the answer holds.
 - A `<think>` block and `finish_reason` are the caller's (hygiene's) business, before parsing.
 """
 
@@ -49,12 +52,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..config.schema import HunksForm
-from ..text import split_lines
-from .hunks_match import MATCH_BUDGET, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
+from ..text import clip, split_lines
+from .hunks_match import MATCH_BUDGET, NO_SHIFT, Finder, Lines, MatchBudgetExceeded, Shift, describe, reindent
+from .hunks_words import TERMS, BlockNotes, Terms
 
 SEARCH_MARKER = "<<<<<<< SEARCH"
 DIVIDER = "======="
@@ -97,44 +102,6 @@ _SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
 _COUNTED = 100
 
 
-@dataclass(frozen=True)
-class _Terms:
-    """How messages name a form's parts: its blocks, and the lines that find them and replace them."""
-
-    block: str  # in a message: "the model's edit block 2"
-    note: str  # in a note: "block 2"
-    shifted: str  # the end of a note on indentation: "...indented 4 spaces more {shifted}"
-    first: str  # how `_which` names a block by the first line it finds: "{}" is that line
-    blank: str  # the same when every one of those lines is blank
-    only_added: str  # a block that finds nothing, in a region that is not empty
-    same: str  # why a block changes nothing
-    none: str  # the note on an answer without blocks
-
-
-_TERMS: dict[HunksForm, _Terms] = {
-    "search-replace": _Terms(
-        "edit block",
-        "block",
-        "than its SEARCH, so its REPLACE was shifted the same way",
-        "SEARCH starts with `{}`",
-        "its SEARCH is blank",
-        "has an empty SEARCH, which only an empty region allows",
-        "its SEARCH and REPLACE are the same",
-        "the model answered with no SEARCH/REPLACE blocks: it made no change",
-    ),
-    "diff": _Terms(
-        "hunk",
-        "hunk",
-        "than its context and '-' lines, so its '+' lines were shifted the same way",
-        "its first context or '-' line is `{}`",
-        "its context and '-' lines are blank",
-        "has only '+' lines (no line of the code to say where they go), which only an empty region allows",
-        "it has no '-' or '+' lines, or they are the same",
-        "the model answered with no diff hunks: it made no change",
-    ),
-}
-
-
 class HunksError(ValueError):
     """The answer must not be applied; the message says why and what to do. `block` is 1-based."""
 
@@ -145,16 +112,11 @@ class HunksError(ValueError):
 
 @dataclass(frozen=True)
 class Hunk:
-    """One SEARCH/REPLACE block (a diff hunk is read into one too: `hunks_diff`).
-
-    `other_readings` holds the other (search, replace) splits of a block with more than one
-    divider line; `apply_hunks` picks the one that matches the code.
-    """
+    """One SEARCH/REPLACE block (a diff hunk is read into one too: `hunks_diff`)."""
 
     search: Lines
     replace: Lines
     number: int = 0  # its place in the answer, from 1; 0: its place in the list given to apply_hunks
-    other_readings: tuple[tuple[Lines, Lines], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,8 +134,7 @@ def refusal(problem: str, block: int | None = None) -> HunksError:
 
 def shown(line: str) -> str:
     """A line as quoted in a message: stripped, and cut when long."""
-    line = line.strip()
-    return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 3] + "..."
+    return clip(line.strip(), _SHOWN_CHARS)
 
 
 def line_content(line: str) -> str:
@@ -182,43 +143,80 @@ def line_content(line: str) -> str:
 
 # ---------------------------------------------------------------------------------------- parsing
 
+# Reads the hunk whose first line is lines[i], numbered n: the hunk and the index of the line after it.
+ReadHunk = Callable[[list[str], int, int], tuple[Hunk, int]]
+# How many lines at lines[i] may stand outside the hunks (n: hunks read so far); raises the refusal if none.
+ReadOutside = Callable[[list[str], int, int], int]
+
+
+def read_hunks(answer: str, opens: Callable[[str], object], read: ReadHunk, outside: ReadOutside) -> list[Hunk]:
+    """The hunks of an answer in one form, in order, in one pass over its lines: `opens` tells a line that
+    starts a hunk, `read` reads one, `outside` passes or refuses what stands between them."""
+    lines = [line_content(line) for line in split_lines(answer)]
+    hunks: list[Hunk] = []
+    i = 0
+    while i < len(lines):
+        if opens(lines[i]):
+            hunk, i = read(lines, i, len(hunks) + 1)
+            hunks.append(hunk)
+        else:
+            i += outside(lines, i, len(hunks))
+    return hunks
+
+
+def allowed_outside(lines: list[str], i: int) -> bool:
+    """lines[i] may stand outside the hunks in either form: blank, a fence, a file name above a fence."""
+    line = lines[i]
+    if not line.strip() or FENCE_LINE.fullmatch(line):
+        return True
+    return bool(FILE_NAME_LINE.fullmatch(line)) and i + 1 < len(lines) and bool(FENCE_LINE.fullmatch(lines[i + 1]))
+
+
+def stray_text(
+    lines: list[str], i: int, read: int, opens: Callable[[str], object], form: str, lacking: str = ""
+) -> HunksError:
+    """The refusal of text outside the hunks: an answer without any (`form`: "SEARCH/REPLACE blocks";
+    `lacking`: what it lacks, "no @@ line; "), or text between or around them."""
+    line = lines[i]
+    if not read and not any(opens(rest) for rest in lines[i:]):
+        return refusal(f'the model answered without {form} ({lacking}it wrote "{shown(line)}")')
+    return refusal(f'the model\'s answer has text outside the {form} ("{shown(line)}")')
+
 
 def parse_hunks(answer: str) -> list[Hunk]:
     """The blocks of a model's answer, in order. Raises HunksError when the answer breaks the format.
 
     A blank answer (or one of fences only) gives no blocks: the model made no change.
     """
-    lines = [line_content(line) for line in split_lines(answer)]
-    hunks: list[Hunk] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if SEARCH_LINE.fullmatch(line):
-            hunk, i = _parse_block(lines, i, len(hunks) + 1)
-            hunks.append(hunk)
-            continue
-        if not line.strip() or FENCE_LINE.fullmatch(line):
-            i += 1
-            continue
-        if FILE_NAME_LINE.fullmatch(line) and i + 1 < len(lines) and FENCE_LINE.fullmatch(lines[i + 1]):
-            i += 1
-            continue
-        if DIVIDER_LINE.fullmatch(line) or REPLACE_LINE.fullmatch(line):
-            raise refusal(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
-        if not hunks and not any(SEARCH_LINE.fullmatch(rest) for rest in lines[i:]):
-            raise refusal(f'the model answered without SEARCH/REPLACE blocks (it wrote "{shown(line)}")')
-        if line.startswith(DIFF_HUNK):
-            raise refusal(f"the model's answer mixes SEARCH/REPLACE blocks and diff hunks (a `{shown(line)}` line)")
-        raise refusal(f'the model\'s answer has text outside the SEARCH/REPLACE blocks ("{shown(line)}")')
-    return hunks
+    return read_hunks(answer, SEARCH_LINE.fullmatch, _parse_block, _outside_blocks)
+
+
+def _outside_blocks(lines: list[str], i: int, read: int) -> int:
+    line = lines[i]
+    if allowed_outside(lines, i):
+        return 1
+    if DIVIDER_LINE.fullmatch(line) or REPLACE_LINE.fullmatch(line):
+        raise refusal(f"the model's answer has a `{line.strip()}` line outside any SEARCH/REPLACE block")
+    if line.startswith(DIFF_HUNK) and (read or any(SEARCH_LINE.fullmatch(rest) for rest in lines[i:])):
+        raise refusal(f"the model's answer mixes SEARCH/REPLACE blocks and diff hunks (a `{shown(line)}` line)")
+    raise stray_text(lines, i, read, SEARCH_LINE.fullmatch, "SEARCH/REPLACE blocks")
 
 
 def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
     """The block whose SEARCH marker is lines[head], and the index of the line after it."""
+    divider = None
     end = head + 1
     while end < len(lines) and not REPLACE_LINE.fullmatch(lines[end]):
         if SEARCH_LINE.fullmatch(lines[end]):
             raise refusal(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
+        if DIVIDER_LINE.fullmatch(lines[end]):
+            if divider is not None:
+                raise refusal(
+                    f"the model's edit block {number} has more than one {DIVIDER} line, so it is unclear where its "
+                    'SEARCH ends (code with such lines can be edited with refactor.hunks_form = "diff")',
+                    number,
+                )
+            divider = end
         end += 1
     if end == len(lines):
         # The stream said "stop" (an answer cut at the token cap is refused before parsing), so the
@@ -228,13 +226,9 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
             "stopped before finishing it; nothing was applied — run it again",
             number,
         )
-    body = lines[head + 1 : end]
-    dividers = [k for k, line in enumerate(body) if DIVIDER_LINE.fullmatch(line)]
-    if not dividers:
+    if divider is None:
         raise refusal(f"the model's edit block {number} has no {DIVIDER} line between SEARCH and REPLACE", number)
-    readings = [(tuple(body[:k]), tuple(body[k + 1 :])) for k in dividers]
-    search, replace = readings[0]
-    return Hunk(search, replace, number, tuple(readings[1:])), end + 1
+    return Hunk(tuple(lines[head + 1 : divider]), tuple(lines[divider + 1 : end]), number), end + 1
 
 
 # ---------------------------------------------------------------------------------------- applying
@@ -270,52 +264,34 @@ class _Match:
     number: int
 
 
-def _which(search: Lines, terms: _Terms) -> str:
+def _which(search: Lines, terms: Terms) -> str:
     """How a message points at a block: its SEARCH's first line that shows something."""
     first = next((line for line in search if line.strip()), None)
     return terms.first.format(shown(first)) if first is not None else terms.blank
 
 
-def _locate(
-    hunk: Hunk, number: int, finder: Finder, notes: list[str], terms: _Terms
-) -> tuple[int, Lines, Lines, Shift]:
-    """Where the block's SEARCH is in the region (start line), the reading used, and the shift."""
-    readings = [(hunk.search, hunk.replace), *hunk.other_readings]
-    which = _which(hunk.search, terms)
-    several = len(readings) > 1
+def _locate(hunk: Hunk, number: int, finder: Finder, notes: BlockNotes, terms: Terms) -> tuple[int, Shift]:
+    """Where the block's SEARCH is in the region (its start line), and the indentation shift."""
     for exact in (True, False):
-        unique: list[tuple[int, Lines, Lines, Shift]] = []
-        repeated = 0
-        for search, replace in readings:
-            if not search:
-                continue
-            if exact:
-                hits = [(i, ("+", "")) for i in finder.exact_hits(search, _COUNTED)]
-            else:
-                hits = finder.shifted_hits(search, _COUNTED)
-            if len(hits) == 1:
-                unique.append((hits[0][0], search, replace, hits[0][1]))
-            elif len(hits) > 1:
-                repeated = max(repeated, len(hits))
-        if unique:
-            # Of the readings that fit, the one whose SEARCH copies the most lines of the code.
-            found = max(unique, key=lambda u: len(u[1]))
-            if several:
-                notes.append(f"block {number} has several {DIVIDER} lines: read at the one whose SEARCH matches")
+        if exact:
+            hits = [(i, NO_SHIFT) for i in finder.exact_hits(hunk.search, _COUNTED)]
+        else:
+            hits = finder.shifted_hits(hunk.search, _COUNTED)
+        if len(hits) == 1:
             if not exact:
-                notes.append(_shift_note(number, found[3], terms))
-            return found
-        if repeated:
-            places = f"{repeated} places" if repeated < _COUNTED else f"{_COUNTED} places or more"
+                notes.add("shifted", number, _shift_note(number, hits[0][1], terms))
+            return hits[0]
+        if hits:
+            places = f"{len(hits)} places" if len(hits) < _COUNTED else f"{_COUNTED} places or more"
             raise refusal(
-                f"the model's {terms.block} {number} matches the code in {places} ({which}), so it is "
-                "unclear which to change",
+                f"the model's {terms.block} {number} matches the code in {places} ({_which(hunk.search, terms)}), "
+                "so it is unclear which to change",
                 number,
             )
-    raise refusal(f"the model's {terms.block} {number} does not match the code ({which})", number)
+    raise refusal(f"the model's {terms.block} {number} does not match the code ({_which(hunk.search, terms)})", number)
 
 
-def _shift_note(number: int, shift: Shift, terms: _Terms) -> str:
+def _shift_note(number: int, shift: Shift, terms: Terms) -> str:
     sign, indent = shift
     if not indent:
         return f"{terms.note} {number} matched only once whitespace at line ends and on blank lines was ignored"
@@ -357,17 +333,17 @@ def apply_hunks(
     `newline` ends the lines the blocks add; by default the region's most common line break, else \\n.
     `form` is the answer's (hunks_diff.parse_answer), for the words of messages and notes.
     """
-    terms = _TERMS[form]
+    terms = TERMS[form]
     text = TextLines.of(region)
     if not hunks:
         return HunksResult(region, [terms.none], changed=False, blocks=0)
-    notes: list[str] = []
+    notes = BlockNotes(terms)
     finder = Finder(text.lines)
     matches: list[_Match] = []
     for place, hunk in enumerate(hunks, start=1):
         number = hunk.number or place
-        if hunk.search == hunk.replace and not hunk.other_readings:
-            notes.append(f"{terms.note} {number} changes nothing ({terms.same})")
+        if hunk.search == hunk.replace:
+            notes.add("same", number, f"{terms.note} {number} changes nothing ({terms.same})")
             continue
         if not text.lines:
             if hunk.search:
@@ -378,19 +354,17 @@ def apply_hunks(
                 )
             matches.append(_Match(0, 0, [(line, None) for line in hunk.replace], number))
             continue
-        if not hunk.search and not hunk.other_readings:
+        if not hunk.search:
             raise refusal(f"the model's {terms.block} {number} {terms.only_added}", number)
         try:
-            start, search, replace, shift = _locate(hunk, number, finder, notes, terms)
+            start, shift = _locate(hunk, number, finder, notes, terms)
         except MatchBudgetExceeded:
             raise refusal(
                 f"the model's {terms.block}s repeat lines that occur so often in the code that locating them was "
                 f"stopped at {terms.note} {number} (over {MATCH_BUDGET:,} line comparisons)",
                 number,
             ) from None
-        if search == replace:
-            notes.append(f"{terms.note} {number} changes nothing ({terms.same})")
-            continue
+        search, replace = hunk.search, hunk.replace
         matches.append(_Match(start, start + len(search), _replacement(text, start, search, replace, shift), number))
     matches.sort(key=lambda m: (m.start, m.end, m.number))
     distinct: list[_Match] = []
@@ -401,7 +375,8 @@ def apply_hunks(
             match.lines,
         ):
             # A model that repeats a block means the same change once, not two conflicting ones.
-            notes.append(f"{terms.note} {match.number} repeats {terms.note} {distinct[-1].number}: applied once")
+            repeated = f"{terms.note} {match.number} repeats {terms.note} {distinct[-1].number}: applied once"
+            notes.add("repeat", match.number, repeated)
             continue
         distinct.append(match)
     for before, after in pairwise(distinct):
@@ -409,7 +384,7 @@ def apply_hunks(
             first, second = sorted((before.number, after.number))
             raise refusal(f"the model's {terms.block}s {first} and {second} change the same lines of the code", second)
     new = _join(text, distinct, newline) if distinct else region
-    return HunksResult(new, notes, changed=new != region, blocks=len(hunks))
+    return HunksResult(new, notes.summary(), changed=new != region, blocks=len(hunks))
 
 
 def _join(text: TextLines, matches: list[_Match], newline: str | None) -> str:

@@ -52,14 +52,16 @@ from .hunks import (
     DIFF_HUNK,
     DIVIDER_LINE,
     FENCE_LINE,
-    FILE_NAME_LINE,
     REPLACE_LINE,
     SEARCH_LINE,
     Hunk,
+    allowed_outside,
     line_content,
     parse_hunks,
+    read_hunks,
     refusal,
     shown,
+    stray_text,
 )
 
 DIFF_SYSTEM_PROMPT = (
@@ -127,31 +129,27 @@ def parse_answer(answer: str, asked: HunksForm = "search-replace") -> HunksAnswe
 def parse_diff(answer: str) -> list[Hunk]:
     """The hunks of an answer in the diff form, in order, as blocks. Raises HunksError when the answer
     breaks the form. A blank answer (or one of fences only) gives no hunks: the model made no change."""
-    lines = [line_content(line) for line in split_lines(answer)]
-    hunks: list[Hunk] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith(DIFF_HUNK):
-            hunk, i = _parse_hunk(lines, i + 1, len(hunks) + 1)
-            hunks.append(hunk)
-        elif _allowed_outside(lines, i):
-            i += 1
-        elif _header_at(lines, i):
-            i += 2
-        elif _is_block_marker(line):
-            raise refusal(_MIXED)
-        elif not hunks and not any(rest.startswith(DIFF_HUNK) for rest in lines[i:]):
-            raise refusal(f'the model answered without diff hunks (no {DIFF_HUNK} line; it wrote "{shown(line)}")')
-        else:
-            raise refusal(f'the model\'s answer has text outside the diff hunks ("{shown(line)}")')
-    return hunks
+    return read_hunks(answer, _opens, _parse_hunk, _outside_hunks)
 
 
-def _parse_hunk(lines: list[str], start: int, number: int) -> tuple[Hunk, int]:
-    """The hunk whose lines start at lines[start], as a block, and the index of the line after it."""
+def _opens(line: str) -> bool:
+    return line.startswith(DIFF_HUNK)
+
+
+def _outside_hunks(lines: list[str], i: int, read: int) -> int:
+    if allowed_outside(lines, i) or _no_newline(lines[i]):
+        return 1
+    if _header_at(lines, i):
+        return 2
+    if _is_block_marker(lines[i]):
+        raise refusal(_MIXED)
+    raise stray_text(lines, i, read, _opens, "diff hunks", f"no {DIFF_HUNK} line; ")
+
+
+def _parse_hunk(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
+    """The hunk whose `@@` line is lines[head], as a block, and the index of the line after it."""
     body: list[tuple[str, str]] = []  # (kind, line): " ", "-", "+"; "" for a completely empty line
-    i = start
+    i = head + 1
     while i < len(lines):
         line = lines[i]
         fence = line[:1] in ("`", "~") and FENCE_LINE.fullmatch(line)
@@ -181,14 +179,6 @@ def _parse_hunk(lines: list[str], start: int, number: int) -> tuple[Hunk, int]:
     search = tuple(text for kind, text in kept if kind != "+")
     replace = tuple(text for kind, text in kept if kind != "-")
     return Hunk(search, replace, number), i
-
-
-def _allowed_outside(lines: list[str], i: int) -> bool:
-    """lines[i] may stand outside the hunks: blank, a fence, a file name above a fence, `\\ No newline`."""
-    line = lines[i]
-    if not line.strip() or FENCE_LINE.fullmatch(line) or _no_newline(line):
-        return True
-    return bool(FILE_NAME_LINE.fullmatch(line)) and i + 1 < len(lines) and bool(FENCE_LINE.fullmatch(lines[i + 1]))
 
 
 def _no_newline(line: str) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 Lines = tuple[str, ...]  # line contents, without their line breaks
 Shift = tuple[str, str]  # ("+", "    "): the code is indented that much more than the SEARCH; ("-", ...): less
-_NO_SHIFT: Shift = ("+", "")
+NO_SHIFT: Shift = ("+", "")
 
 # Line comparisons one answer may cost: an ordinary answer needs about its SEARCH lines, once or twice
 # each; 20 million is about a second on a slow core, and only a pathological answer gets there.
@@ -81,7 +81,7 @@ class Finder:
             if self.cores[i : i + k] != cores:
                 continue
             if first is None:
-                shift = _NO_SHIFT
+                shift = NO_SHIFT
             else:
                 found = _shift_of(indents[first], self.indents[i + first])
                 if found is None:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from ..config.schema import HunksForm
 from ..scope import is_instruction_comment
-from ..text import split_lines
+from ..text import clip, split_lines
 from .hunks import HunksResult, apply_hunks
 from .hunks_diff import parse_answer
 from .prompt import REGION_END, REGION_START
@@ -48,6 +48,7 @@ _PROSE_AFTER = re.compile(
     r"^(?:This|These|The|I|I've|I have|Note|Explanation|Changes|Here|In this|Let me|Hope|Feel free|Now|We|"
     r"It|Sure|Summary)\b[ ,:'][^\n]*[.:!]\s*$"
 )
+_QUOTED_CHARS = 80  # of the model's prose, quoted in the message that refuses it
 _OUTSIDE_RUN = 3  # lines of the file next to the region that, found in the answer, show it echoed them
 _OUTSIDE_MIN_CHARS = 20  # together; short lines ("}", "end") are taken until there are this many
 _OUTSIDE_MAX_RUN = 8
@@ -121,7 +122,7 @@ def strip_fence(text: str, original: str) -> str:
         went_on = next(_content(line).strip() for line in lines[closing[-1] + 1 :] if line.strip())
         raise UnusableOutput(
             "the model wrote text after its code block, so nothing was applied — run it again or rephrase the "
-            f'instruction (it went on: "{went_on[:80]}")'
+            f'instruction (it went on: "{_quoted(went_on)}")'
         )
     body = lines[opening + 1 : closing[-1]]
     if body and not body[-1].endswith(("\n", "\r")):
@@ -268,13 +269,18 @@ def _without_instruction_comments(text: str) -> str:
     return "".join(line for line in split_lines(text) if not is_instruction_comment(line))
 
 
+def _quoted(text: str) -> str:
+    """The model's words as a refusal quotes them."""
+    return clip(text.strip(), _QUOTED_CHARS)
+
+
 def _complete_answer(raw: str, original: str, finish_reason: str | None) -> str:
     """The answer less its `<think>` block, when the stream said it is complete and it is valid text."""
     if finish_reason != "stop":
         raise UnusableOutput(
             _INCOMPLETE.get(finish_reason)
-            or f'the model\'s answer ended with finish_reason "{finish_reason}", not "stop", so nothing was '
-            "applied — run it again or try another model"
+            or f'the model\'s answer ended with finish_reason "{_quoted(str(finish_reason))}", not "stop", so nothing '
+            "was applied — run it again or try another model"
         )
     if "\ufffd" in raw and "\ufffd" not in original:
         raise UnusableOutput(
@@ -331,21 +337,21 @@ def clean_output(
     if not text.strip():
         return text  # whether the region may be emptied is `refuse_mass_deletion`'s to say, in both formats
     if looks_like_prose(text, original):
-        first = text.strip().splitlines()[0][:80]
+        first = text.strip().splitlines()[0]
         raise UnusableOutput(
-            f'the model answered with an explanation instead of code ("{first}..."), so nothing was applied — '
-            "rephrase the instruction or try another model"
+            f'the model answered with an explanation instead of code ("{_quoted(first)}"), so nothing was applied '
+            "— rephrase the instruction or try another model"
         )
     first_line = _content(split_lines(text.lstrip("\r\n"))[0])
     if _PROSE_START.match(first_line) and first_line.strip() not in _stripped_lines(original):
         raise UnusableOutput(
-            f'the model wrote an explanation before its code ("{first_line.strip()[:80]}"), so nothing was '
+            f'the model wrote an explanation before its code ("{_quoted(first_line)}"), so nothing was '
             "applied — run it again or rephrase the instruction"
         )
     tail = prose_after_code(text, original)
     if tail is not None:
         raise UnusableOutput(
-            f'the model wrote an explanation after its code ("{tail.strip()[:80]}"), so nothing was applied — '
+            f'the model wrote an explanation after its code ("{_quoted(tail)}"), so nothing was applied — '
             "run it again or rephrase the instruction"
         )
     if echoes_outside(text, original, before, after):

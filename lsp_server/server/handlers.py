@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from ..logs import OneLineFormatter
 from ..scope.file_language import language_of
 from ..text import PositionMapper, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
@@ -247,7 +248,7 @@ def serve(log_file: str | None = None, verbose: int = 0) -> None:
     package_log.propagate = False
     server.verbose = verbose
     handler = ClientLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(levelname)s %(name)s: %(message)s", tracebacks=verbose >= 2))
     package_log.addHandler(handler)
     if log_file:
         from ..logs import file_handler

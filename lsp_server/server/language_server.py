@@ -67,6 +67,17 @@ class RefactorProtocol(LanguageServerProtocol):
             self._send_response(data["id"], None, error.to_response_error())
             return _Unreadable()
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: types.ResponseError | None = None) -> None:
+        """pygls puts a failed handler's traceback in its error reply, which editors log (Neovim's lsp.log
+        at ERROR): it goes only at debug level (-vv); the reply keeps its one-line message."""
+        data = error.data if error is not None else None
+        if error is not None and isinstance(data, dict) and "traceback" in data and not self._server_verbose():
+            error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
+    def _server_verbose(self) -> bool:
+        return getattr(self._server, "verbose", 0) >= 2
+
     def handle_message(self, message: Any) -> None:
         """pygls drops a request that comes after `shutdown` without a word, and the editor waits for
         ever; the LSP specification says to answer it with InvalidRequest."""

@@ -87,6 +87,8 @@ class FakeBackend(ReplyStream):
             else prefill_tokens_per_pass,
         )
         self.models = models
+        # Bytes of padding in one more /models entry (0: none): a list too large to be read whole.
+        self.models_padding_bytes = 0
         self.responder = responder
         self.spec_decode_metrics = spec_decode_metrics
         self.speculation = speculation
@@ -179,6 +181,7 @@ class FakeBackend(ReplyStream):
             self.first_content_sent_at.clear()
             self.disconnects = 0
             self.flood_sent = 0
+            self.models_padding_bytes = 0
             for name in self.counters:  # in place: a test may hold the dict
                 self.counters[name] = 0
 
@@ -237,24 +240,23 @@ class FakeBackend(ReplyStream):
     ) -> bool:
         path = path.split("?", 1)[0]
         if method == "GET" and path.endswith("/models"):
-            await self._send(
-                writer,
-                200,
-                {
-                    "object": "list",
-                    "data": [
-                        {
-                            "id": m,
-                            "object": "model",
-                            "owned_by": self.describe(),
-                            "profile": self.profile.name,
-                            **context_limit.model_card(self.kind, self.context_window, self.reports_window),
-                        }
-                        for m in self.models
-                    ],
-                },
-                {},
-            )
+            listed = {
+                "object": "list",
+                "data": [
+                    {
+                        "id": m,
+                        "object": "model",
+                        "owned_by": self.describe(),
+                        "profile": self.profile.name,
+                        **context_limit.model_card(self.kind, self.context_window, self.reports_window),
+                    }
+                    for m in self.models
+                ],
+            }
+            if self.models_padding_bytes:
+                prefix = json.dumps(listed).encode()[: -len(b"]}")] + b', {"id": "padding", "description": "'
+                return await self._send_padded(writer, 200, prefix, self.models_padding_bytes, b'"}]}')
+            await self._send(writer, 200, listed, {})
             return True
         props = context_limit.props(self.kind, self.context_window, self.reports_window)
         if method == "GET" and path == "/props" and props is not None:

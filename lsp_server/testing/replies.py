@@ -43,6 +43,9 @@ class Reply:
     flood_one_line: bool = False
     flood_max_bytes: int = 64 << 20
     reject_prediction: bool = False  # 400 when the request carries `prediction`
+    # A non-200 reply whose JSON message makes its body this many bytes, written a megabyte at a time
+    # until the client hangs up; what went out is counted in `flood_sent`.
+    error_body_bytes: int = 0
 
 
 class ReplyStream:
@@ -102,6 +105,28 @@ class ReplyStream:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         await writer.drain()
 
+    async def _send_padded(
+        self, writer: asyncio.StreamWriter, status: int, prefix: bytes, pad_bytes: int, suffix: bytes
+    ) -> bool:
+        """A JSON body of `pad_bytes` x's between `prefix` and `suffix`, written as it goes (never whole in
+        memory) and counted in `flood_sent`; False when the client hung up before the end."""
+        head = f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
+        writer.write(f"{head}Content-Length: {len(prefix) + pad_bytes + len(suffix)}\r\n\r\n".encode() + prefix)
+        piece = b"x" * (1 << 20)
+        try:
+            left = pad_bytes
+            while left > 0:
+                writer.write(piece[:left])
+                self.flood_sent += min(left, len(piece))
+                left -= len(piece)
+                await writer.drain()
+            writer.write(suffix)
+            await writer.drain()
+        except (ConnectionError, OSError):
+            self.disconnects += 1
+            return False
+        return True
+
     async def _flood(self, writer: asyncio.StreamWriter, reply: Reply, chunk: Callable[[bytes], None]) -> bool:
         """Stream whitespace without end (Reply.flood_chunk_chars); counts what went out in `flood_sent`."""
         spaces = " " * reply.flood_chunk_chars
@@ -156,6 +181,10 @@ class ReplyStream:
                 writer, 400, {"error": {"message": "Unrecognized request argument supplied: prediction"}}, {}
             )
             return True
+        if reply.status != 200 and reply.error_body_bytes:
+            return await self._send_padded(
+                writer, reply.status, b'{"error": {"message": "', reply.error_body_bytes, b'"}}'
+            )
         if reply.status != 200:
             await self._send(writer, reply.status, {"error": {"message": reply.error or "error"}}, reply.headers)
             return True

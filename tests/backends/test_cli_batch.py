@@ -153,6 +153,18 @@ def test_usage_errors_exit_2(
     assert err.startswith("refactor-lsp: ") and problem in err and "Traceback" not in err
 
 
+def test_one_file_named_twice_through_a_hard_link_is_refused_before_anything_is_sent(
+    project: dict[str, Any], fake: FakeBackend, capsys: Any
+):
+    # Compared by resolved path, two hard links were two files: each definition sent (and billed) twice.
+    link = project["dir"] / "same.py"
+    link.hardlink_to(project["source"])
+    assert each(project, files=(project["source"], link)) == 2
+    err = capsys.readouterr().err
+    assert f"same.py is named twice ({project['source']} is the same file): each file is refactored once" in err
+    assert fake.requests == []
+
+
 def test_a_file_without_definitions_fails(project: dict[str, Any], fake: FakeBackend, capsys: Any):
     project["source"].write_text("import os\nprint(os.sep)\n", encoding="utf-8")
     assert each(project) == 1

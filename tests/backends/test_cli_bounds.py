@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor, run_cli
-from tests.conftest import write_config
+from tests.conftest import backend_table, write_config
+from tests.lsp.test_faults import chunk, sse
 
 
 @pytest.fixture
@@ -93,3 +95,61 @@ def test_a_workspace_file_that_is_huge_or_a_fifo_is_refused_not_read(tmp_path: P
     os.mkfifo(workspace_file)
     result = run_cli("refactor", "geometry.py", "--at", "5", "-i", "rename foo to area", config=config, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+
+
+def test_an_error_body_is_read_only_as_far_as_a_message_needs(project: dict[str, Any], fake_backend: FakeBackend):
+    # A 400 whose JSON message was 128 MB: the SDK read it whole and the CLI peaked at about 700 MB.
+    fake_backend.enqueue(Reply(status=400, error_body_bytes=64 << 20))
+    result = refactor(project, "--at", "5", "-i", "rename foo to area")
+    # The body was closed after 64 KB (and what the sockets buffer), not read to its end.
+    assert fake_backend.flood_sent < 16 << 20, fake_backend.flood_sent
+    message = assert_clean_failure(result)
+    assert 'answered HTTP 400: {"error": {"message": "xxxx' in message and len(message) < 600, message[:600]
+
+
+def test_a_model_list_is_read_only_up_to_its_bound(project: dict[str, Any], fake_backend: FakeBackend):
+    # `check` against an 89 MB list once took 391 MB.
+    fake_backend.models_padding_bytes = 64 << 20
+    result = run_cli("check", config=project["config"], cwd=project["dir"])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "answered GET /models with more than 4,194,304 bytes; it was not read" in result.stdout
+    assert fake_backend.flood_sent < 16 << 20, fake_backend.flood_sent
+
+
+def test_model_ids_in_a_message_are_few_and_clipped(tmp_path: Path) -> None:
+    # A 404, then a list of 20 ids of 2 MB each, once made one 42-million-character line.
+    ids = tuple(f"model-{i}-" + "x" * 100_000 for i in range(20))
+    with FakeBackend("openai", models=ids) as fake:
+        (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+        config = write_config(tmp_path, fake=backend_table(fake) | {"model": "fake-model"})  # not in the list
+        failed = run_cli("refactor", "geometry.py", "--at", "5", "-i", "x", config=config, cwd=tmp_path)
+        message = assert_clean_failure(failed)
+        assert "has no model 'fake-model' (it offers: model-0-xxx" in message and "and 10 more)" in message
+        assert len(message) < 1_500, len(message)
+        checked = run_cli("check", config=config, cwd=tmp_path)
+        assert "FAIL: the server has no model 'fake-model'; it offers: model-0-xxx" in checked.stdout
+        assert len(checked.stdout) < 3_000, len(checked.stdout)
+
+
+def test_a_block_of_thousands_of_dividers_is_refused_not_applied(tmp_path: Path, fake_backend: FakeBackend):
+    # 15,000 divider lines in one block: 1.97 GB and 9 s to parse, then written into the file as code.
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, fake=fake_backend, refactor={"max_tokens": 4_000})
+    block = f"{SEARCH_MARKER}\n    return math.pi * radius**2\n" + f"{DIVIDER}\n" * 1_500 + f"{REPLACE_MARKER}\n"
+    fake_backend.enqueue(Reply(raw_body=sse(chunk(block, "stop"))))
+    result = run_cli(
+        "refactor",
+        "geometry.py",
+        "--at",
+        "5",
+        "-i",
+        "x",
+        "--edit-format",
+        "hunks",
+        "--write",
+        config=config,
+        cwd=tmp_path,
+    )
+    assert "edit block 1 has more than one ======= line" in result.stderr, result.stderr
+    assert source.read_text(encoding="utf-8") == SOURCE

@@ -4,6 +4,7 @@ message, and ends at once on `exit`."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 
@@ -12,7 +13,9 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.lsp_pipe import ServerPipe, frame
 from lsp_server.testing.replies import Reply
+from tests.lsp.test_faults import chunk, sse
 from tests.lsp_harness import Editor, capabilities, server_setup
 
 STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
@@ -27,7 +30,9 @@ def backend():
         yield fake
 
 
-async def start(backend: FakeBackend, key: str | None = None) -> tuple[LanguageClient, Editor]:
+async def start(
+    backend: FakeBackend, key: str | None = None, refactor: dict | None = None
+) -> tuple[LanguageClient, Editor]:
     env = {**SERVER_ENV, **({"TEST_KEY": key} if key is not None else {})}
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=env).start()
     editor = Editor(client)
@@ -39,7 +44,7 @@ async def start(backend: FakeBackend, key: str | None = None) -> tuple[LanguageC
         types.InitializeParams(
             capabilities=capabilities("visual-studio-code"),
             workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={"defaultBackend": "fake", "backends": {"fake": fake}},
+            initialization_options={"defaultBackend": "fake", "backends": {"fake": fake}, "refactor": refactor or {}},
         )
     )
     return client, editor
@@ -130,8 +135,32 @@ async def test_a_key_with_a_trailing_newline_works(backend: FakeBackend):
     await stop(client)
 
 
+async def test_thousands_of_empty_hunks_are_counted_in_one_note_not_listed(backend: FakeBackend):
+    # Each empty `@@` hunk was a note of its own, all joined: a 300 KB answer gave an 8 MB message,
+    # reply and stats notification.
+    client, editor = await start(backend, refactor={"hunksForm": "diff", "maxTokens": 50_000})
+    lines = "".join(f"    v{i} = open(path).read()  # line {i}\n" for i in range(120))
+    source = "def load(path):\n" + lines + "    return v0\n"
+    uri = editor.open(WORKSPACE / "empty-hunks.py", source)
+    change = "@@\n-    v7 = open(path).read()  # line 7\n+    v7 = open(path).read().strip()  # line 7\n"
+    backend.enqueue(Reply(raw_body=sse(chunk("@@\n" * 15_000 + change, "stop"))))  # whole, not paced
+    result = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "v7 ="), "instruction": "strip v7", "editFormat": "hunks"},
+    )
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == source.replace("read()  # line 7\n", "read().strip()  # line 7\n")
+    (stats,) = editor.stats
+    assert stats["notes"] == [
+        "rewrote the whole file, 122 lines; select lines to rewrite less",
+        "15,000 hunks change nothing, so they were skipped (hunks 1, 2, 3, 4, 5 and 14,995 more)",
+    ]
+    assert all(len(message) < 1_000 for message in editor.messages()), [len(m) for m in editor.messages()]
+    assert len(json.dumps(result)) < 5_000
+    await stop(client)
+
+
 def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: FakeBackend):
-    import json
     import os
     import subprocess
 
@@ -154,3 +183,21 @@ def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: F
     assert done.returncode == 1
     assert "no finish_reason" in done.stderr and "nothing was applied" in done.stderr
     assert source.read_text(encoding="utf-8") == SOURCE
+
+
+@pytest.mark.parametrize("verbose", [[], ["-vv"]], ids=["normal", "debug"])
+def test_a_body_that_is_not_json_is_one_line_in_the_editors_log(verbose: list[str]) -> None:
+    # The editor's log once got pygls's whole traceback for it, at every level.
+    pipe = ServerPipe(verbose, SERVER_ENV)
+    try:
+        pipe.send(frame("initialize", {"processId": None, "rootUri": None, "capabilities": {}}, 1))
+        pipe.send(frame("initialized", {}) + b"Content-Length: 9\r\n\r\nnot json!" + frame("shutdown", None, 2))
+        assert (pipe.reply(2) or {}).get("result", "no reply") is None  # the session goes on
+        logged = pipe.log_lines()
+        assert any("JSON" in line for line in logged), logged
+        if verbose:
+            assert any("Traceback" in line for line in logged)
+        else:
+            assert all("Traceback" not in line and "\n" not in line for line in logged), logged
+    finally:
+        pipe.close()

@@ -20,7 +20,7 @@ from lsp_server.formats.hygiene import clean_hunks_output
 from lsp_server.formats.prompt import build_prompt
 from lsp_server.testing.hunks_write import diff_for, hunks_for
 from lsp_server.testing.responders import asks_for_hunks, hunks_form_asked, model_answer
-from tests.unit.test_hunks import EDGE_CASES, REGION, SOURCES, STDLIB, block, random_edit
+from tests.unit.test_hunks import DIVIDER_CASES, EDGE_CASES, REGION, SOURCES, STDLIB, block, random_edit
 
 
 def apply(region: str, answer: str) -> str:
@@ -239,6 +239,20 @@ def test_a_hunk_without_removed_or_added_lines_is_skipped_with_a_note() -> None:
     ]
 
 
+def test_notes_of_one_kind_past_a_few_are_counted_in_one_note() -> None:
+    # 100,000 empty hunks in a 300 KB answer once gave one note each: an 8 MB message, reply and stats.
+    change = "@@\n-    raise ValueError(shape.kind)\n+    return 0\n"
+    result = apply_hunks(REGION, parse_diff("@@\n" * 20_000 + change * 5), form="diff")
+    assert result.text == REGION.replace("    raise ValueError(shape.kind)", "    return 0")
+    assert result.notes == [
+        "20,000 hunks change nothing, so they were skipped (hunks 1, 2, 3, 4, 5 and 19,995 more)",
+        "4 hunks repeat an earlier one, so each was applied once (hunks 20002, 20003, 20004, 20005)",
+    ]
+    # A few of a kind are each said, in the answer's order, among the others.
+    few = "@@\n@@\n-def area(shape):\n+def f(shape):\n@@\n@@\n-    raise ValueError(shape.kind)\n+    return 0\n"
+    assert len(apply_hunks(REGION, parse_diff(few + "@@\n"), form="diff").notes) == 3
+
+
 # ---------------------------------------------------------------------------------------- the other form
 
 
@@ -349,6 +363,7 @@ def test_diff_for_writes_the_hunks_that_hunks_for_writes_as_blocks() -> None:
     ("old", "new"),
     [
         *EDGE_CASES,
+        *DIVIDER_CASES,
         ("\n", "x\n"),
         ("@@\n", "@@\n@@\n"),
         ("a\n@@\nb\n", "a\n@@ -1 +1 @@\nb\n"),
