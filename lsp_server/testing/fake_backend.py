@@ -30,6 +30,7 @@ import dataclasses
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -115,6 +116,8 @@ class FakeBackend(ReplyStream):
         self.counters = {"accepted": 0, "drafted": 0}
         # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
         self.first_content_sent_at: list[float] = []
+        # By a completion request's index in `requests`: when the answer began and when it was done (monotonic).
+        self.answer_spans: dict[int, tuple[float, float]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -179,6 +182,7 @@ class FakeBackend(ReplyStream):
             self.requests.clear()
             self.headers_seen.clear()
             self.first_content_sent_at.clear()
+            self.answer_spans.clear()
             self.disconnects = 0
             self.flood_sent = 0
             self.models_padding_bytes = 0
@@ -284,6 +288,7 @@ class FakeBackend(ReplyStream):
             request = json.loads(body or b"{}")
             with self._lock:
                 self.requests.append(request)
+                index = len(self.requests) - 1
                 self.headers_seen.append(headers)
                 reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
             refused = context_limit.refusal(self.kind, self.context_window, request)
@@ -293,7 +298,11 @@ class FakeBackend(ReplyStream):
             cap = context_limit.answer_cap(self.kind, self.context_window, request)
             if cap is not None:  # a copy: the request as received stays in `requests`
                 request = {**request, "max_tokens": cap, "max_completion_tokens": None}
-            return await self._complete(request, reply, reader, writer)
+            began = time.monotonic()
+            try:
+                return await self._complete(request, reply, reader, writer)
+            finally:
+                self.answer_spans[index] = (began, time.monotonic())
         await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
         return True
 
