@@ -13,8 +13,9 @@ test:
 lint:
 	ruff check . && ruff format --check .
 
-# docs/settings.md from lsp_server/config/schema.py and the descriptions in docs/gen_settings.py
-# (tests/unit/test_settings_docs.py fails when it is stale).
+# docs/settings.md and the VS Code extension's settings (editors/vscode/package.json) from the schema,
+# lsp_server/config/schema.py, each setting described by its docstring (tests/unit/test_settings_docs.py
+# fails when either file is stale).
 docs:
 	$(PYTHON) docs/gen_settings.py
 

@@ -14,7 +14,7 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -45,31 +45,36 @@ def open_folder(folder: Path, create: bool) -> int:
         if folder.is_symlink():
             raise StateRefused(f"{folder} is a link: the state folder must be a real folder") from None
         raise
-    try:
-        status = os.fstat(fd)
-        if status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder} belongs to another user")
-        if stat.S_IMODE(status.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _kept(fd, 0o700, _yours, f"{folder} belongs to another user")
 
 
 def open_file(folder_fd: int, folder: Path, name: str, flags: int) -> int:
+    """A descriptor of the file `name` in the open folder, made 0600: a regular file of yours with one name."""
     try:
         fd = os.open(name, flags | NOFOLLOW, 0o600, dir_fd=folder_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StateRefused(f"{folder / name} is a link, and is not followed") from None
         raise
+    return _kept(fd, 0o600, _one_regular_file_of_yours, f"{folder / name} is not a regular file of yours with one name")
+
+
+def _yours(status: os.stat_result) -> bool:
+    return status.st_uid == os.geteuid()
+
+
+def _one_regular_file_of_yours(status: os.stat_result) -> bool:
+    return stat.S_ISREG(status.st_mode) and status.st_nlink == 1 and _yours(status)
+
+
+def _kept(fd: int, mode: int, safe: Callable[[os.stat_result], bool], refusal: str) -> int:
+    """`fd`, made `mode`, when what it opened is `safe`; else closed, and StateRefused(refusal)."""
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1 or status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder / name} is not a regular file of yours with one name")
-        if stat.S_IMODE(status.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
+        if not safe(status):
+            raise StateRefused(refusal)
+        if stat.S_IMODE(status.st_mode) != mode:
+            os.fchmod(fd, mode)
     except BaseException:
         os.close(fd)
         raise
