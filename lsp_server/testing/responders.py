@@ -13,6 +13,7 @@ from ..config.schema import HunksForm
 from ..formats.hunks import SEARCH_MARKER
 from ..formats.hunks_diff import DIFF_SYSTEM_PROMPT
 from .hunks_write import diff_for, hunks_for
+from .lazy_merge import lazy_merge, snippet_of
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"
@@ -64,9 +65,13 @@ def instruction_of(messages: list[dict[str, Any]]) -> str:
 
 
 def rule_responder(request: dict[str, Any]) -> str:
-    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; else echo."""
+    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; merges an
+    apply's snippet into the region as a good model does (`lazy_merge`); else echo."""
     messages = request.get("messages", [])
     region = region_of(messages)
+    snippet = snippet_of(messages)
+    if snippet is not None:
+        return lazy_merge(region, snippet)
     instruction = instruction_of(messages)
     for pattern in (r"rename `?(\w+)`? to `?(\w+)`?", r"replace `?(\w+)`? with `?(\w+)`?"):
         match = re.search(pattern, instruction, re.I)
