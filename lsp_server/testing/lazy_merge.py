@@ -54,9 +54,14 @@ def lazy_merge(region: str, snippet: str) -> str:
                 kept = kept[len(_body(ours, previous_region, range(previous_region + 1, region_at), set())) :]
         lazy = [i for i in stretch if i in markers]
         if lazy:
-            merged += [shift(theirs[i]) for i in stretch if i < lazy[0]]
-            merged += kept
-            merged += [shift(theirs[i]) for i in stretch if i > lazy[0] and i not in markers]
+            before = [theirs[i] for i in stretch if i < lazy[0]]
+            after = [theirs[i] for i in stretch if i > lazy[0] and i not in markers]
+            # A changed line next to a marker takes the place of the line like it there.
+            head = _alike(before, kept)
+            tail = _alike(after[::-1], kept[head:][::-1])
+            merged += [shift(line) for line in before]
+            merged += kept[head : len(kept) - tail]
+            merged += [shift(line) for line in after]
         elif previous_snippet < 0 and not stretch:
             merged += kept  # what the region has above the snippet's first line (a comment, a decorator)
         else:
@@ -88,6 +93,18 @@ def _anchors(theirs: list[str], ours: list[str], markers: set[int]) -> list[tupl
     if closing and last_theirs is not None and last_ours is not None:
         anchors = [(a, b) for a, b in anchors if a < last_theirs] + [(last_theirs, last_ours)]
     return anchors
+
+
+def _alike(lines: list[str], kept: list[str]) -> int:
+    """How many of `kept`, from its start, the snippet's `lines` replace one for one (each much like it)."""
+    taken = 0
+    for line in lines:
+        alike = taken < len(kept) and line.strip() and kept[taken].strip()
+        if alike and difflib.SequenceMatcher(None, line.strip(), kept[taken].strip()).ratio() >= 0.6:
+            taken += 1
+            continue
+        break
+    return taken
 
 
 def _depth(line: str) -> int:
