@@ -95,12 +95,19 @@ export async function applyClipboard(client: LanguageClient | undefined): Promis
 }
 
 /** The code action "Apply Clipboard with Prediction", offered while the clipboard holds code (the
- *  server cannot see the clipboard: the extension offers it). */
+ *  server cannot see the clipboard: the extension offers it). Only when the menu is asked for (Ctrl+.,
+ *  the context menu): the lightbulb asks on every cursor move, and in a browser (code-server, vscode.dev)
+ *  each clipboard read without the site's permission shows an error. */
 export class ApplyClipboardActions implements vscode.CodeActionProvider {
   static readonly kind = vscode.CodeActionKind.RefactorRewrite.append("prediction").append("apply");
 
-  async provideCodeActions(document: vscode.TextDocument): Promise<vscode.CodeAction[]> {
-    if (document.uri.scheme !== "file" || clipboardCode(await vscode.env.clipboard.readText()) === undefined) return [];
+  async provideCodeActions(
+    document: vscode.TextDocument,
+    _range: vscode.Range | vscode.Selection,
+    context: vscode.CodeActionContext,
+  ): Promise<vscode.CodeAction[]> {
+    if (context.triggerKind !== vscode.CodeActionTriggerKind.Invoke || document.uri.scheme !== "file") return [];
+    if (clipboardCode(await vscode.env.clipboard.readText()) === undefined) return [];
     const action = new vscode.CodeAction("Apply Clipboard with Prediction", ApplyClipboardActions.kind);
     action.command = { title: action.title, command: APPLY_CLIPBOARD };
     return [action];

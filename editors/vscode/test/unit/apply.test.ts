@@ -9,7 +9,7 @@ import { clipboardCode, MAX_SNIPPET_CHARS } from "../../src/clipboard";
 import { APPLY_CLIPBOARD, applyClipboard, ApplyClipboardActions } from "../../src/commands";
 import { RefactorStatus } from "../../src/status";
 import { LanguageClient } from "./languageclient-stub";
-import { env, executed, shown, window } from "./vscode-stub";
+import { CodeActionTriggerKind, env, executed, shown, window } from "./vscode-stub";
 
 const URI = "file:///project/app.py";
 const SNIPPET = "class Store:\n    # ... existing code ...\n\n    def get(self, key):\n        return self.items.get(key)\n";
@@ -62,18 +62,30 @@ test("with no code on the clipboard it says so and sends nothing", async () => {
   ]);
 });
 
-test("the code action is offered while the clipboard holds code, and runs the command", async () => {
+test("the code action is offered, when the menu is asked for, while the clipboard holds code", async () => {
   const provider = new ApplyClipboardActions();
   const document = { uri: { scheme: "file" } } as never;
+  const invoked = { triggerKind: CodeActionTriggerKind.Invoke } as never;
+  const offer = (doc: unknown, context: unknown) => provider.provideCodeActions(doc as never, undefined as never, context as never);
   env.clipboard.text = SNIPPET;
-  const [action] = await provider.provideCodeActions(document);
+  const [action] = await offer(document, invoked);
   assert.equal(action.title, "Apply Clipboard with Prediction");
   assert.equal(action.kind?.value, "refactor.rewrite.prediction.apply");
   assert.deepEqual(action.command, { title: "Apply Clipboard with Prediction", command: APPLY_CLIPBOARD });
   env.clipboard.text = "https://example.com";
-  assert.deepEqual(await provider.provideCodeActions(document), []);
+  assert.deepEqual(await offer(document, invoked), []);
   env.clipboard.text = SNIPPET;
-  assert.deepEqual(await provider.provideCodeActions({ uri: { scheme: "untitled" } } as never), []);
+  assert.deepEqual(await offer({ uri: { scheme: "untitled" } }, invoked), []);
+  // The lightbulb asks on every cursor move: the clipboard is not read for it (a browser shows an error each time).
+  let reads = 0;
+  const read = env.clipboard.readText;
+  env.clipboard.readText = async function () {
+    reads++;
+    return read.call(this);
+  };
+  assert.deepEqual(await offer(document, { triggerKind: CodeActionTriggerKind.Automatic }), []);
+  assert.equal(reads, 0);
+  env.clipboard.readText = read;
 });
 
 test("while an apply runs on a document, the server may edit that document (and only then)", async () => {

@@ -153,3 +153,8 @@ export class CodeAction {
     readonly kind?: CodeActionKind,
   ) {}
 }
+
+export enum CodeActionTriggerKind {
+  Invoke = 1,
+  Automatic = 2,
+}
