@@ -128,6 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
+    bench.add_argument(
+        "--kind",
+        choices=("refactor", "apply"),
+        default="refactor",
+        help="refactor (default): each task's instruction with and without prediction; apply: each task's change "
+        "as a snippet with lazy markers, merged into the definitions it names with and without prediction, and "
+        "into the whole file (what an editor that rewrites the file does)",
+    )
     bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
     bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
     bench.add_argument(

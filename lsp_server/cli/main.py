@@ -10,17 +10,22 @@ import asyncio
 import dataclasses
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, writable_target, write_file
 from ..text import count_of, listed
-from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
-
-if TYPE_CHECKING:
-    from ..pipeline.engine import Engine
+from .io import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    error,
+    load_cli_config,
+    measure_and_show,
+    parse_lines,
+    print_diff,
+    read_source,
+)
 
 
 async def _refactor(args: argparse.Namespace) -> int:
@@ -224,6 +229,8 @@ def _bench_command(args: argparse.Namespace) -> str:
     import shlex
 
     parts = ["refactor-lsp", "bench"]
+    if args.kind != "refactor":
+        parts += ["--kind", args.kind]
     for flag in ("backend", "baseline_backend", "tasks"):
         if getattr(args, flag, None):
             parts += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
@@ -248,47 +255,6 @@ def _bench_command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
-def _write_report(path: str, text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {path}", file=sys.stderr)
-
-
-class _Report(Protocol):
-    def to_json(self) -> str: ...
-
-
-ReportT = TypeVar("ReportT", bound=_Report)
-
-
-async def _measure_and_show(
-    args: argparse.Namespace,
-    measuring: Callable[[Engine], Awaitable[ReportT]],
-    terminal: Callable[[ReportT], str],
-    markdown: Callable[[ReportT], str],
-) -> ReportT | None:
-    """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
-    could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
-    from ..bench import BenchError, SizeRuleOnly
-    from ..pipeline.engine import Engine
-
-    engine = Engine(SizeRuleOnly())
-    try:
-        report = await measuring(engine)
-    except BenchError as exc:
-        error(str(exc))
-        return None
-    finally:
-        await engine.close()
-    sys.stdout.write(terminal(report))
-    if args.markdown:
-        _write_report(args.markdown, markdown(report))
-    if args.json:
-        _write_report(args.json, report.to_json())
-    return report
-
-
 async def _bench(args: argparse.Namespace) -> int:
     from ..bench import (
         BenchError,
@@ -302,6 +268,10 @@ async def _bench(args: argparse.Namespace) -> int:
         render_terminal,
     )
 
+    if args.kind == "apply":
+        from .bench_apply import bench_apply
+
+        return await bench_apply(args, _bench_command(args))
     try:
         # First: a typo in these should not wait for the tasks to load.
         levels = parse_concurrency(args.concurrency)
@@ -329,7 +299,7 @@ async def _bench(args: argparse.Namespace) -> int:
         error(str(exc))
         return EXIT_USAGE
     command, note = _bench_command(args), args.note or ""
-    report = await _measure_and_show(
+    report = await measure_and_show(
         args,
         lambda engine: measure(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
         render_terminal,
@@ -377,7 +347,7 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
         error(str(exc))
         return EXIT_USAGE
     command, note = _bench_command(args), args.note or ""
-    report = await _measure_and_show(
+    report = await measure_and_show(
         args,
         lambda engine: measure_batches(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
         render_batch_terminal,

@@ -29,13 +29,16 @@ _OPENERS: dict[str, tuple[str, ...]] = {
 }
 _ALL_OPENERS = ("#", "//", "/*", "--", "<!--", "(*", ";", "%")
 _CLOSERS = {"/*": "*/", "<!--": "-->", "(*": "*)"}
-# What a marker comment says: an ellipsis, or that code is left out.
-_SAYS_LEFT_OUT = re.compile(
-    r"\.\.\.|…|\b(?:existing|rest of|remaining|unchanged|same as (?:before|above|original)|omitted|"
-    r"other (?:methods|functions|code|fields|members|properties|imports)|(?:previous|original|old) code|"
-    r"as before|no changes?|keep (?:the )?(?:rest|existing))\b",
-    re.IGNORECASE,
+# What a marker comment says: it opens or ends with an ellipsis, or in a few words that code is left out
+# ("existing code here", "rest of the file unchanged", "(unchanged)"); a comment that only mentions
+# changes ("# return early if there are no changes") is about the code.
+_ELLIPSIS_AT_AN_END = re.compile(r"^(?:\.\.\.|…)|(?:\.\.\.|…)$")
+_OPENS_LEFT_OUT = re.compile(
+    r"^(?:existing|rest of|remaining|unchanged|same as|keep (?:the )?(?:rest|existing)|(?:previous|original|old) "
+    r"code|other (?:methods|functions|code|fields|members|properties|imports)|omitted|no changes)\b"
 )
+_ENDS_LEFT_OUT = re.compile(r"\b(?:unchanged|omitted|as before|stays the same|remains the same|for brevity)$")
+_MARKER_MAX_WORDS = 8
 _MARKER_MAX_CHARS = 120  # a marker is a short remark; a longer comment is prose about the code
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*(?:(?:#|//).*)?")
 _PYTHON_HEADER = re.compile(r"\s*(?:async\s+)?(?:def|class)\b.*:\s*(?:#.*)?$")
@@ -67,7 +70,14 @@ def is_marker_comment(line: str, language: str | None, lenient: bool = False) ->
     if not stripped or len(stripped) > _MARKER_MAX_CHARS:
         return False
     said = _comment_text(stripped, comment_openers(language, lenient))
-    return said is not None and _SAYS_LEFT_OUT.search(said) is not None
+    if said is None:
+        return False
+    if _ELLIPSIS_AT_AN_END.search(said):
+        return True
+    words = said.lower().strip("()[]{}.,:;!- \t")
+    return len(words.split()) <= _MARKER_MAX_WORDS and bool(
+        _OPENS_LEFT_OUT.search(words) or _ENDS_LEFT_OUT.search(words)
+    )
 
 
 def _indent(line: str) -> int:

@@ -149,6 +149,19 @@ class _Document:
         return (0, last) if self.lines[last].strip() else None
 
 
+def enclosing_definitions(
+    text: str, definition: Definition, language: str | None, cache: ScopeCache | None = None
+) -> list[Definition]:
+    """The named definitions around `definition`, outermost first (a class around a method)."""
+    document = _Document(text, language, cache)
+    found: list[Definition] = []
+    parent = document._parent(definition)
+    while parent is not None:
+        found.insert(0, parent)
+        parent = document._parent(parent)
+    return found
+
+
 _NEEDS_ENCLOSING = None  # a definition (or a child of it) the document does not have
 
 
@@ -215,7 +228,7 @@ def _visit(
     matches = document.matches(node.path)
     if not matches:
         return _NEEDS_ENCLOSING
-    match = _one(document, node, matches, selection)
+    match = _one(document, node, matches, selection, _header_line(read, node))
     target = document.definition_target(match)
     if target is None:
         return _NEEDS_ENCLOSING
@@ -223,9 +236,18 @@ def _visit(
 
 
 def _one(
-    document: _Document, node: SnippetDefinition, matches: list[_Match], selection: tuple[int, int] | None
+    document: _Document,
+    node: SnippetDefinition,
+    matches: list[_Match],
+    selection: tuple[int, int] | None,
+    header: str = "",
 ) -> _Match:
     """The match, or of several the one the cursor or selection is in. Raises NotPlaced."""
+    exact = [m for m in matches if document.path_of(m.definition) == node.path]
+    matches = exact or matches  # a class `Foo` over Java's constructor `Foo.Foo`, whose path only ends with it
+    if len(matches) > 1 and header:  # overloads (Java's, C#'s): the one whose header line the snippet shows
+        same = [m for m in matches if document.lines[m.line].strip() == header]
+        matches = same if len(same) == 1 else matches
     if len(matches) == 1:
         return matches[0]
     if selection is not None:
@@ -238,6 +260,15 @@ def _one(
         f"the file has {count_of(len(matches), 'definition')} named `{node.name}` (lines {where}); put the cursor "
         "in the one the snippet is for (on the command line: --lines N) and apply it again"
     )
+
+
+def _header_line(read: Snippet, node: SnippetDefinition) -> str:
+    """The snippet's line that names the definition (stripped), or ""."""
+    name = re.compile(rf"(?<![\w$]){re.escape(node.path[-1])}(?![\w$])")
+    for index in range(node.first_line, node.last_line + 1):
+        if index not in read.markers and name.search(read.lines[index]):
+            return read.lines[index].strip()
+    return ""
 
 
 def _pointed(

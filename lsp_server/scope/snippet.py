@@ -22,8 +22,11 @@ from .definition import Definition
 from .lazy import comment_openers, marker_lines
 from .region import _finder_for
 
-_CLOSING = re.compile(r"[\s})\];,]*(?:end\b[\s;]*)?")  # `}`, `};`, `})`, `end`: a block's last line
+CLOSING_LINE = re.compile(r"[\s})\];,]*(?:end\b[\s;]*)?")  # `}`, `};`, `})`, `end`: a block's last line
 _HEADER_SEARCH_LINES = 12  # a header (decorators, a long signature) ends within this many lines
+# Definitions read as a whole: a function's nested definitions are its body, never parts of a snippet
+# of their own (and a long function is not asked about line by line).
+LEAF_KINDS = frozenset({"function", "method"})
 
 
 @dataclass
@@ -95,11 +98,14 @@ def read_snippet(snippet: str, language: str | None) -> Snippet:
     snapshot = Snapshot("".join(readable))
     find = _finder_for(language)
     found: dict[tuple[int, int], Definition] = {}
-    for index, line in enumerate(lines):
-        if line.strip() and index not in markers:
-            definition = find(snapshot, index)
-            if definition is not None and definition.name:
-                found.setdefault((definition.first_line, definition.last_line), definition)
+    index = 0
+    while index < len(lines):
+        definition = find(snapshot, index) if lines[index].strip() and index not in markers else None
+        if definition is not None and definition.name:
+            found.setdefault((definition.first_line, definition.last_line), definition)
+            if definition.kind in LEAF_KINDS and definition.last_line > index:
+                index = definition.last_line  # what a function holds is its own: no definition of the snippet's
+        index += 1
     roots = _tree(list(found.values()), lines, markers)
     covered = {i for root in roots for i in range(root.first_line, root.last_line + 1)}
     loose = tuple(i for i, line in enumerate(lines) if line.strip() and i not in markers and i not in covered)
@@ -158,14 +164,14 @@ def _with_trailing_markers(definition: Definition, lines: list[str], markers: fr
     return last
 
 
-def _header_end(node: SnippetDefinition, lines: list[str], markers: frozenset[int]) -> int:
-    """The last line of the definition's header: the first that opens its body (`:` at its end, or `{`)."""
-    limit = min(node.last_line, node.first_line + _HEADER_SEARCH_LINES)
-    for index in range(node.first_line, limit + 1):
+def header_end(lines: list[str] | tuple[str, ...], first: int, last: int, skip: frozenset[int] = frozenset()) -> int:
+    """The last line of the header of a definition on lines first..last: the first that opens its body
+    (`:` at its end, or a `{`), not counting the lines in `skip` (markers); `first` when none does."""
+    for index in range(first, min(last, first + _HEADER_SEARCH_LINES) + 1):
         code = lines[index].split("#", 1)[0].split("//", 1)[0].rstrip()
-        if index not in markers and (code.endswith(":") or "{" in code):
+        if index not in skip and (code.endswith(":") or "{" in code):
             return index
-    return node.first_line
+    return first
 
 
 def _mark_containers(node: SnippetDefinition, lines: list[str], markers: frozenset[int]) -> None:
@@ -174,12 +180,11 @@ def _mark_containers(node: SnippetDefinition, lines: list[str], markers: frozens
     if not node.children:
         return
     inside = {i for child in node.children for i in range(child.first_line, child.last_line + 1)}
-    header_end = _header_end(node, lines, markers)
-    for index in range(header_end + 1, node.last_line + 1):
+    for index in range(header_end(lines, node.first_line, node.last_line, markers) + 1, node.last_line + 1):
         line = lines[index]
         if index in inside or index in markers or not line.strip():
             continue
-        if index > max(inside) and _CLOSING.fullmatch(line.strip()):
+        if index > max(inside) and CLOSING_LINE.fullmatch(line.strip()):
             continue
         return
     node.shows_only_children = True

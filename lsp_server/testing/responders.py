@@ -82,10 +82,13 @@ def rule_responder(request: dict[str, Any]) -> str:
     return region
 
 
-def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
+def corpus_responder(tasks_dir: Path | str, prime_applies: bool = False) -> Callable[[dict[str, Any]], str]:
     """A perfect model for a bench corpus (benchmarks/tasks/): a task's region gets the task's expected
-    region, and each definition of a batch task its expected definition; a request without a region (the
-    bench's warm-up) gets "ok"; any other region, `rule_responder`.
+    region, and each definition of a batch task its expected definition; an apply (a prompt with a
+    snippet) of an apply task's part, or of its whole file, what the expected file has there
+    (bench/apply_tasks.py); a request without a region (the bench's warm-up) gets "ok"; any other
+    region, `rule_responder`. The apply tasks' answers take a few seconds to make: on the first apply
+    asked, or now with `prime_applies` (a server started for a bench, so that no merge it times waits).
 
     Asked for hunks, the server turns that answer into hunks of the form asked for, as for any responder.
     """
@@ -100,10 +103,27 @@ def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
     for batch in load_batch_tasks(Path(tasks_dir)):
         answers |= batch.answers()
 
+    merges: dict[str, str] = {}
+
+    def prime() -> None:
+        from ..bench.apply_tasks import load_apply_tasks
+
+        for task in load_apply_tasks(Path(tasks_dir))[0]:
+            merges.update(task.answer_map())
+
+    if prime_applies:
+        prime()
+
     def respond(request: dict[str, Any]) -> str:
-        region = region_of(request.get("messages", []))
+        messages = request.get("messages", [])
+        region = region_of(messages)
         if not region:
             return "ok"
+        if snippet_of(messages) is not None:
+            if not merges:
+                prime()
+            if region in merges:
+                return merges[region]
         return answers[region] if region in answers else rule_responder(request)
 
     return respond

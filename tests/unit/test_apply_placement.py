@@ -60,6 +60,8 @@ def test_lazy_markers_in_the_comment_syntax_of_the_language(line: str, language:
     [
         ("    # compute the total", "python"),
         ("    total = sum(xs)  # ... and the rest", "python"),
+        ("        # Fixup leading and trailing groups if they show no changes.", "python"),  # difflib's own
+        ("    // return early when there are no changes", "javascript"),
         ("// ... existing code ...", "python"),  # not a Python comment: only a snippet reads it leniently
         ("# ... existing code ...", "javascript"),
         ("    // the loop below runs once per item, over every item the caller passed in and more", "go"),
@@ -164,18 +166,20 @@ def test_a_new_import_goes_to_the_preamble_with_the_method_in_one_apply() -> Non
     assert method.target.first_line + 1 == lines_of(difflib.SequenceMatcher.set_seq2)[0]
 
 
-def test_a_name_the_file_has_twice_asks_for_the_cursor_and_the_cursor_settles_it() -> None:
-    snippet = (
-        "def __init__(self, linejunk=None, charjunk=None):\n"
-        "    self.linejunk = linejunk\n    self.charjunk = charjunk\n"
-    )
+def test_a_name_the_file_has_twice_is_told_by_its_header_line_else_the_cursor() -> None:
+    body = "    self.linejunk = linejunk\n    self.charjunk = charjunk\n"
+    first, last = lines_of(difflib.Differ.__init__)
+    # The header line as the file has it picks that one (an overload, in Java or C#, is told the same way).
+    same = "def __init__(self, linejunk=None, charjunk=None):\n" + body
+    assert placed_lines(DIFFLIB_TEXT, same, "python") == [(first, last, "block")]
+    # A changed signature matches none of them: the cursor says which.
+    changed = "def __init__(self, linejunk=None, charjunk=None, tabsize=8):\n" + body
     starts = [lines_of(cls.__init__)[0] for cls in (difflib.SequenceMatcher, difflib.Differ, difflib.HtmlDiff)]
     where = ", ".join(map(str, starts))
     with pytest.raises(NotPlaced, match=rf"3 definitions named `__init__` \(lines {where}\).*cursor"):
-        place_snippet(DIFFLIB_TEXT, snippet, "python")
+        place_snippet(DIFFLIB_TEXT, changed, "python")
     inside = DIFFLIB_TEXT.index("self.charjunk = charjunk")
-    first, last = lines_of(difflib.Differ.__init__)
-    assert placed_lines(DIFFLIB_TEXT, snippet, "python", (inside, inside)) == [(first, last, "block")]
+    assert placed_lines(DIFFLIB_TEXT, changed, "python", (inside, inside)) == [(first, last, "block")]
 
 
 def test_a_snippet_naming_nothing_goes_to_the_selection_or_the_cursors_definition_or_is_refused() -> None:
