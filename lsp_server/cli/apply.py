@@ -192,15 +192,15 @@ def _failed(
     from ..files.state import keep_refused_answer
 
     recorded = _recorded(history, outcomes, target)
-    answered = next((o for o in recorded if o.output is not None), None)
-    kept = keep_refused_answer(answered.output) if answered is not None and answered.output is not None else None
+    answered = next((o for o in recorded if o.answer is not None), None)
+    kept = keep_refused_answer(answered.answer) if answered is not None and answered.answer is not None else None
     error(reason + (f" (the model's answer: {kept})" if kept else ""))
     stats = _report(recorded, run, target)
     if args.json:
         record = {
             "outcome": "refused" if answered is not None else "error",
             "reason": reason,
-            "answer": answered.output if answered is not None else None,
+            "answer": answered.answer if answered is not None else None,
             "answer_file": str(kept) if kept else None,
             "stats": stats,
             "targets": [o.to_dict() for o in recorded],

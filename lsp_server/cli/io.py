@@ -1,32 +1,36 @@
 """What the command line's subcommands share: exit codes, error lines, the config near a file, the
-source files they read, the diffs they print (main.py for one refactor, batch.py for many), and how a
-bench's report is shown and written (`measure_and_show`)."""
+source files they read, and the diffs they print (main.py for one refactor, batch.py for many)."""
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import difflib
 import json
+import os
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
 from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..text import count_of
 
-if TYPE_CHECKING:
-    from ..pipeline.engine import Engine
-
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 # `apply`'s own (docs/cli.md, "Exit codes"): an agent tells what to do next from the code alone.
 EXIT_REFUSED, EXIT_NOT_PLACED, EXIT_STALE = 3, 4, 5
+EXIT_PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 
 def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def stdout_closed() -> int:
+    """The reader of stdout went away (`check | head -1`): stop quietly, as a tool that SIGPIPE ends, and
+    keep the interpreter's last flush from failing again on the closed pipe."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_PIPE
 
 
 def find_workspace(path: Path) -> Path | None:
@@ -96,44 +100,3 @@ def print_diff(path: Path, text: str, new_text: str) -> None:
     before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
     diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
     sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
-
-
-def write_report(path: str, text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {path}", file=sys.stderr)
-
-
-class _Report(Protocol):
-    def to_json(self) -> str: ...
-
-
-ReportT = TypeVar("ReportT", bound=_Report)
-
-
-async def measure_and_show(
-    args: argparse.Namespace,
-    measuring: Callable[[Engine], Awaitable[ReportT]],
-    terminal: Callable[[ReportT], str],
-    markdown: Callable[[ReportT], str],
-) -> ReportT | None:
-    """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
-    could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
-    from ..bench import BenchError, SizeRuleOnly
-    from ..pipeline.engine import Engine
-
-    engine = Engine(SizeRuleOnly())
-    try:
-        report = await measuring(engine)
-    except BenchError as exc:
-        error(str(exc))
-        return None
-    finally:
-        await engine.close()
-    sys.stdout.write(terminal(report))
-    if args.markdown:
-        write_report(args.markdown, markdown(report))
-    if args.json:
-        write_report(args.json, report.to_json())
-    return report

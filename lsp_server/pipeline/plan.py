@@ -246,6 +246,8 @@ def plan_refactor(
                 f"the snippet has {len(request.snippet):,} characters, over refactor.max_region_chars "
                 f"({settings.max_region_chars:,}); nothing was sent"
             )
+    if not request.text.strip():
+        raise RefactorError("the file is empty: there is no code to rewrite, so nothing was sent")
     if len(request.text) > settings.max_file_chars:
         raise RefactorError(
             f"the file has {len(request.text):,} characters, over refactor.max_file_chars "

@@ -110,8 +110,8 @@ class ApplyJob(BatchJob):
         """Nothing applied: the reason (and where the model's answer is kept), the stats of what came."""
         from ..files.state import keep_refused_answer
 
-        answered = next((o for o in outcomes if o.output is not None), None)
-        kept = keep_refused_answer(answered.output) if answered is not None and answered.output else None
+        answered = next((o for o in outcomes if o.answer is not None), None)
+        kept = keep_refused_answer(answered.answer) if answered is not None and answered.answer else None
         message = reason + (f" (the model's answer: {kept})" if kept else "")
         if len(outcomes) > 1:  # the batch's message names each part that failed, and why
             return self._report_batch([o.recorded(self.uri) for o in outcomes], run, None)

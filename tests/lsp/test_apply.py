@@ -11,17 +11,17 @@ import inspect
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import rule_responder
-from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, fresh, server_setup, session, until
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-WORKSPACE = STATE_DIR / "apply-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "apply-workspace"
 DIFFLIB = Path(inspect.getsourcefile(difflib) or "").read_text(encoding="utf-8")
 DOMUTILS = (Path(__file__).resolve().parents[2] / "benchmarks/tasks/js-domutils-batch-jsdoc-types/source.js").read_text(
     encoding="utf-8"
@@ -47,39 +47,14 @@ def method_text(function: object) -> str:
     return "".join(source)
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.002) as fake:
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
-                "refactor": {"concurrency": 1},
-            },
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+backend = fake_fixture(step_s=0.002)
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend, refactor={"concurrency": 1}))
 
 
 @pytest.fixture
 def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]
-    ed.clear()
-    backend.reset()
-    backend.responder = rule_responder
-    backend.step_s = 0.002
-    return ed
+    backend.responder, backend.step_s = rule_responder, 0.002  # as a test may have left them
+    return fresh(client)
 
 
 async def test_a_lazy_method_is_one_versioned_edit_of_that_method_with_it_as_the_prediction(
@@ -118,7 +93,7 @@ async def test_a_javascript_function_merges_into_domutils(editor: Editor, backen
 
 
 async def test_two_methods_are_one_edit_and_a_refused_part_applies_nothing(
-    editor: Editor, backend: FakeBackend
+    editor: Editor, backend: FakeBackend, client: LanguageClient
 ) -> None:
     two = SET_SEQ2.replace(
         "    # ... rest of the class ...\n",
@@ -134,8 +109,7 @@ async def test_two_methods_are_one_edit_and_a_refused_part_applies_nothing(
     assert editor.buffers[uri] == MERGED.replace("la + lb)\n", "la + lb + 1)\n")
     assert reply["stats"]["batch"]["totals"]["targets"] == 2
     # Again, on a fresh copy: the second part's answer copies a marker; nothing of the snippet is applied.
-    editor.clear()
-    backend.reset()
+    fresh(client)
     copy = editor.open(WORKSPACE / "two-refused.py", DIFFLIB)
     quick = method_text(difflib.SequenceMatcher.real_quick_ratio)
     backend.enqueue(
