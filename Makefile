@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-batch bench-perf perf-guard bench-hygiene bench-scope bench-formats test-neovim test-vscode vsix
+.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-batch bench-perf perf-guard bench-hygiene bench-scope bench-formats bench-apply test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -96,6 +96,12 @@ FORMATS_PORT ?= 8240
 FORMATS_ARGS ?= --repeat 1
 bench-formats:
 	FORMATS_PORT=$(FORMATS_PORT) PYTHON=$(PYTHON) REFACTOR_LSP=$(REFACTOR_LSP) bash benchmarks/formats.sh $(FORMATS_ARGS)
+
+# Fast apply (bench --kind apply) on the loopback backend paced as the GPU vLLM profile (SIMULATED).
+APPLY_PROFILE ?= gpu-vllm-ngram
+APPLY_ARGS ?= --repeat 3 --markdown benchmarks/results/apply.md --json benchmarks/results/apply.json
+bench-apply:
+	FORMATS_BENCH=apply FORMATS_PROFILE=$(APPLY_PROFILE) FORMATS_PORT=$(FORMATS_PORT) PYTHON=$(PYTHON) REFACTOR_LSP=$(REFACTOR_LSP) bash benchmarks/formats.sh $(APPLY_ARGS)
 
 test-neovim:
 	pytest tests/editors/test_neovim.py -q

@@ -12,6 +12,8 @@
 # FORMATS_PORT (8240; vllm also uses the next), FORMATS_STEP_MS (5: one forward pass), and for the perfect
 # profile only FORMATS_DRAFT_LEN (8) and FORMATS_PREFILL (0: prompt tokens read in one pass's time; 0 reads
 # the prompt in no time), PYTHON (python3), REFACTOR_LSP (refactor-lsp).
+# FORMATS_BENCH=apply (`make bench-apply`) runs `bench --kind apply` on the same fakes instead: each task's change
+# as a lazy snippet, merged scoped with and without the prediction and into the whole file.
 # Arguments go to `refactor-lsp bench` (e.g. --repeat 3 --markdown formats.md --json formats.json).
 set -euo pipefail
 PROFILE=${FORMATS_PROFILE:-perfect}
@@ -68,4 +70,6 @@ case "$KIND" in
     ;;
 esac
 note="SIMULATED: loopback fake ($KIND), profile $PROFILE, ${STEP_MS} ms a pass${tuning:+ (${tuning[*]})}"
-"$CLI" bench --config "$cfg" --backend sim "${baseline[@]}" --edit-format region,hunks,auto --note "$note" "$@"
+what=(--edit-format region,hunks,auto)
+if [ "${FORMATS_BENCH:-formats}" = apply ]; then what=(--kind apply); fi
+"$CLI" bench --config "$cfg" --backend sim "${baseline[@]}" "${what[@]}" --note "$note" "$@"

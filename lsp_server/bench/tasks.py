@@ -18,6 +18,10 @@ TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")
 # One instruction for every top-level definition of a file, run as a batch (bench/batch_tasks.py):
 # `load_tasks` leaves these out unless named, and refuses them named; `batch_tasks` loads them.
 BATCH_KIND = "batch"
+# A change to merge as a snippet, for `bench --kind apply` alone (bench/apply_tasks.py): the other
+# benches leave these out, as they do batch tasks.
+APPLY_KIND = "apply"
+OWN_BENCH_KINDS = (BATCH_KIND, APPLY_KIND)
 
 
 class BenchError(Exception):
@@ -112,8 +116,9 @@ def read_task_toml(folder: Path) -> dict[str, Any]:
     for key in ("file", "instruction", "expected", "kind", "language"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise BenchError(f"{path}: `{key}` is required and must be a non-empty string")
-    if data["kind"] not in (*TASK_KINDS, BATCH_KIND):
-        raise BenchError(f"{path}: `kind` must be one of {', '.join((*TASK_KINDS, BATCH_KIND))}, not {data['kind']!r}")
+    if data["kind"] not in (*TASK_KINDS, *OWN_BENCH_KINDS):
+        kinds = ", ".join((*TASK_KINDS, *OWN_BENCH_KINDS))
+        raise BenchError(f"{path}: `kind` must be one of {kinds}, not {data['kind']!r}")
     return data
 
 
@@ -121,11 +126,14 @@ def is_batch_task(folder: Path) -> bool:
     return read_task_toml(folder)["kind"] == BATCH_KIND
 
 
-def load_task(folder: Path) -> Task:
+def load_task(folder: Path, allow: tuple[str, ...] = ()) -> Task:
+    """A single-region task (or one of the kinds in `allow`), checked. Raises BenchError."""
     path = folder / "task.toml"
     data = read_task_toml(folder)
     if data["kind"] == BATCH_KIND:
         raise BenchError(f'{path}: a batch task (kind = "batch") runs as a batch: bench.batch_tasks loads it')
+    if data["kind"] == APPLY_KIND and APPLY_KIND not in allow:
+        raise BenchError(f'{path}: an apply task (kind = "apply") runs with `bench --kind apply`')
     source = read_utf8(folder / data["file"])
     expected = read_utf8(folder / data["expected"])
     lines: tuple[int, int] | None = None
@@ -188,12 +196,15 @@ def task_names(folder: Path, names: Iterable[str] | None = None) -> list[str]:
 
 
 def load_tasks(folder: Path, names: Iterable[str] | None = None) -> list[Task]:
-    """The single-region tasks named, or every one of the folder (its batch tasks left out)."""
+    """The single-region tasks named, or every one of the folder (its batch and apply tasks left out)."""
     chosen = task_names(folder, names)
     batches = [name for name in chosen if is_batch_task(folder / name)]
     if names and batches:
         raise BenchError(f"{', '.join(batches)}: batch tasks, which run on their own (`bench --task NAME`)")
-    return [load_task(folder / name) for name in chosen if name not in batches]
+    applies = [name for name in chosen if read_task_toml(folder / name)["kind"] == APPLY_KIND]
+    if names and applies:
+        raise BenchError(f"{', '.join(applies)}: apply tasks, which run with `bench --kind apply`")
+    return [load_task(folder / name) for name in chosen if name not in batches and name not in applies]
 
 
 def task_lines(task: Task) -> str | None:

@@ -78,6 +78,41 @@ def build_parser() -> argparse.ArgumentParser:
         '"lines", "outcome", "reason", "stats", "answer", "answer_file"}, ...], "totals": {...}}',
     )
 
+    apply = sub.add_parser(
+        "apply",
+        help="merge a snippet (from a chat or an agent, lazy markers and all) into FILE, the definitions it names "
+        "as the prediction",
+        parents=common,
+        description="Merge SNIPPET into FILE: the definitions it names are found in FILE and merged, each with its "
+        "current text as the prediction; `# ... existing code ...` and the like keep the original there. Exit "
+        "codes: 0 merged (or nothing to change), 1 failed, 2 usage, 3 the model's merge was refused, 4 the snippet "
+        "could not be placed (point at the place with --lines), 5 FILE changed meanwhile (docs/cli.md).",
+    )
+    apply.add_argument("path", metavar="FILE")
+    apply.add_argument("snippet", metavar="SNIPPET", help="a file holding the snippet, or - to read it from stdin")
+    apply.add_argument(
+        "--lines",
+        help="where the snippet goes when it names no definition of FILE (or one FILE has twice): START:END "
+        "(1-based, inclusive) replaces those lines, N is a cursor on line N (its definition)",
+    )
+    apply.add_argument("--backend", help="a backend name from the config (default: default_backend)")
+    apply.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
+    apply.add_argument(
+        "--edit-format",
+        choices=("auto", "region", "hunks"),
+        help="region: the model writes the merged definition; hunks: SEARCH/REPLACE blocks; auto (default: the "
+        "config's)",
+    )
+    apply.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
+    apply.add_argument("--write", action="store_true", help="rewrite FILE instead of printing a diff")
+    apply.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object, as refactor --json: {"outcome": "edit" | "applied" | "unchanged", "new_text", '
+        '"stats", "targets"}, or on a failure {"outcome": "refused" | "error" | "not placed" | "stale", "reason", '
+        '"answer", "answer_file", "stats"}',
+    )
+
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
     check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")
     check.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
@@ -95,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
+    bench.add_argument(
+        "--kind",
+        choices=("refactor", "apply"),
+        default="refactor",
+        help="refactor (default): each task's instruction with and without prediction; apply: each task's change "
+        "as a snippet with lazy markers, merged into the definitions it names with and without prediction, and "
+        "into the whole file (what an editor that rewrites the file does)",
+    )
     bench.add_argument(
         "--tasks",
         help="a task folder (default: the corpus installed with refactor-lsp; benchmarks/tasks in a checkout)",

@@ -1,6 +1,7 @@
 """`refactor-lsp bench`: the task corpus with and without prediction (lsp_server.bench), its table on
 stdout, and --markdown and --json written; batch tasks named with --task run one at a time and --jobs N
-at once (bench/batch_runner.py)."""
+at once (bench/batch_runner.py); `--kind apply` merges each task's change as a snippet, scoped and into
+the whole file (bench/apply_bench.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def _bench_command(args: argparse.Namespace) -> str:
     import shlex
 
     parts = ["refactor-lsp", "bench"]
+    if args.kind != "refactor":
+        parts += ["--kind", args.kind]
     for flag in ("backend", "baseline_backend", "tasks"):
         if getattr(args, flag, None):
             parts += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
@@ -101,6 +104,8 @@ async def run_bench(args: argparse.Namespace) -> int:
         render_terminal,
     )
 
+    if args.kind == "apply":
+        return await _bench_apply(args)
     try:
         # First: a typo in these should not wait for the tasks to load.
         levels = parse_concurrency(args.concurrency)
@@ -188,3 +193,43 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
         error("no batch ran whole in both modes or at both concurrencies; see the messages above")
         return EXIT_FAILED
     return EXIT_FAILED if report.errors else EXIT_OK
+
+
+async def _bench_apply(args: argparse.Namespace) -> int:
+    """`bench --kind apply`: each task's snippet merged scoped with and without the prediction, and into
+    the whole file."""
+    from ..bench import BenchError, default_tasks_dir, make_plan
+    from ..bench.apply_bench import ApplyBenchPlan, measure_apply
+    from ..bench.apply_render import render_apply_markdown, render_apply_terminal
+    from ..bench.apply_report import summarize_apply
+    from ..bench.apply_tasks import load_apply_tasks
+
+    try:
+        if args.concurrency != "1" or args.edit_format is not None or args.jobs is not None or args.record_history:
+            raise BenchError(
+                "--concurrency, --edit-format, --jobs and --record-history are not for --kind apply: each merge "
+                "runs alone, in the region format"
+            )
+        tasks_dir = Path(args.tasks) if args.tasks else default_tasks_dir()
+        if tasks_dir is None:
+            raise BenchError("no task folder found; give one with --tasks DIR (see benchmarks/tasks/README.md)")
+        tasks, skipped = load_apply_tasks(tasks_dir, args.task)
+        config = load_cli_config(args.config, Path.cwd()).config
+        bench = make_plan(config, args.backend, args.baseline_backend, (), args.repeat, args.max_tokens)
+        plan = ApplyBenchPlan(bench, tuple(tasks), tuple(skipped))
+    except (BenchError, ConfigError) as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    command, note = _bench_command(args), args.note or ""
+    report = await _measure_and_show(
+        args,
+        lambda engine: measure_apply(engine, plan, tasks_dir=str(tasks_dir), command=command, note=note),
+        render_apply_terminal,
+        render_apply_markdown,
+    )
+    if report is None:
+        return EXIT_FAILED
+    if summarize_apply(report).scope_speedup is None:
+        error("no task merged as expected both scoped and whole-file; see the lines above")
+        return EXIT_FAILED
+    return EXIT_OK

@@ -16,6 +16,8 @@ from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..text import count_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# `apply`'s own (docs/cli.md, "Exit codes"): an agent tells what to do next from the code alone.
+EXIT_REFUSED, EXIT_NOT_PLACED, EXIT_STALE = 3, 4, 5
 EXIT_PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 

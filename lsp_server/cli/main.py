@@ -1,4 +1,4 @@
-"""Command line: the language server (default), `refactor` and `check`; `bench` is bench.py's.
+"""Command line: the language server (default), `refactor`, `apply` (apply.py) and `check`; `bench` is bench.py's.
 
 Every subcommand drives the same pipeline as the server (lsp_server.pipeline.plan).
 """
@@ -264,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(refactor_each(args))
         if args.command == "refactor":
             return asyncio.run(_refactor(args))
+        if args.command == "apply":
+            from .apply import apply_snippet
+
+            return asyncio.run(apply_snippet(args))
         if args.command == "check":
             return asyncio.run(_check(args))
         if args.command == "bench":

@@ -327,6 +327,7 @@ BUILTIN_ACTIONS: tuple[ActionPreset, ...] = (
 
 FIX_DIAGNOSTICS_ID = "fix-diagnostics"
 INSTRUCTION_COMMENT_ID = "instruction-comment"
+APPLY_ID = "apply"  # a snippet merged into the code it names (`apply`, `refactorLsp.applySnippet`), not a preset
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from .layers import Layer
 from .schema import (
+    APPLY_ID,
     BUILTIN_ACTIONS,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
@@ -38,7 +39,7 @@ COST_CEILINGS = frozenset(
 )
 
 # The server's own actions: an untrusted layer may add presets, never redefine one of these.
-BUILTIN_ACTION_IDS = frozenset({p.id for p in BUILTIN_ACTIONS} | {FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID})
+BUILTIN_ACTION_IDS = frozenset({p.id for p in BUILTIN_ACTIONS} | {FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, APPLY_ID})
 
 
 def is_trusted(folder: Path, trusted: list[str]) -> bool:

@@ -32,6 +32,23 @@ REGION_ANSWER_INSTRUCTION = (
     "complete, with the same indentation. No explanations, no markdown."
 )
 
+# Applying a snippet (`refactor-lsp apply`, `refactorLsp.applySnippet`): the instruction, the snippet
+# between its own markers, and the region answer's closing line.
+SNIPPET_START = "<<<SNIPPET"
+SNIPPET_END = "SNIPPET>>>"
+APPLY_INSTRUCTION = (
+    "Merge the snippet below into the region. The snippet was written elsewhere (in a chat, or by an "
+    "agent) and shows what the region's code becomes. It may be lazy: a comment such as "
+    "`... existing code ...` or `... rest of the class ...` stands for the region's original lines at "
+    "that place; copy those lines there, unchanged. Code the snippet leaves out without such a "
+    "comment is removed only where the snippet clearly replaces it."
+)
+APPLY_ANSWER_INSTRUCTION = (
+    "Output only the merged region (the lines between the region markers, without the markers), "
+    "complete, with the same indentation, every lazy comment replaced by the original lines it stands "
+    "for. No explanations, no markdown."
+)
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -78,11 +95,13 @@ def build_prompt(
     drop: tuple[int, int] | None = None,
     edit_format: str = "region",
     hunks_form: HunksForm = "search-replace",
+    snippet: str | None = None,
 ) -> Prompt:
     """Messages for rewriting text[start:end]; `drop` removes a span (the instruction comment) first.
 
     `edit_format` "hunks" asks for only the changes instead of the whole region, in `hunks_form`:
-    SEARCH/REPLACE blocks, or diff hunks.
+    SEARCH/REPLACE blocks, or diff hunks. `snippet`: the code to merge into the region (an apply),
+    after the instruction between its own markers.
     """
     region = region_text(text, start, end, drop)
     before, after, trimmed = context_around(text, start, end, context_chars)
@@ -100,8 +119,15 @@ def build_prompt(
     ]
     if diagnostics:
         parts += ["", "Problems reported in the region, to fix:", *(f"- {d}" for d in diagnostics)]
+    if snippet is not None:
+        ending = "" if snippet.endswith(("\n", "\r")) else "\n"
+        parts += [
+            "",
+            f"The snippet, between the lines {SNIPPET_START} and {SNIPPET_END}:",
+            f"{SNIPPET_START}\n{snippet}{ending}{SNIPPET_END}",
+        ]
     if edit_format != "hunks":
-        system, closing = SYSTEM_PROMPT, REGION_ANSWER_INSTRUCTION
+        system, closing = SYSTEM_PROMPT, APPLY_ANSWER_INSTRUCTION if snippet is not None else REGION_ANSWER_INSTRUCTION
     elif hunks_form == "diff":
         system, closing = DIFF_SYSTEM_PROMPT, DIFF_ANSWER_INSTRUCTION
     else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from ..backend.stream import Completion
 from ..formats.edits import Replacement, region_replacements
 from ..formats.hygiene import clean_hunks_output, clean_output, refuse_mass_deletion
+from ..formats.merged import check_merged
+from ..scope.file_language import language_of
 from ..stats.measured import RefactorStats, measured
 from .attempt import Attempt, Tries
 from .context_fit import fit_note
@@ -77,7 +79,8 @@ def new_region(plan: Plan, edit_format: str, completion: Completion) -> tuple[st
     """The region's new text from the answer, the edits that make it, and the notes on how (a hunks
     answer's). Raises HunksError (blocks that do not apply) or UnusableOutput (an answer to refuse).
 
-    Both formats end in the same deletion guard: an emptied region is one answer, however written.
+    Both formats end in the same deletion guard: an emptied region is one answer, however written;
+    a merged snippet's (an apply's) is held to what the snippet shows (formats/merged.py).
     """
     text = plan.request.text
     notes: list[str] = []
@@ -100,5 +103,8 @@ def new_region(plan: Plan, edit_format: str, completion: Completion) -> tuple[st
             after=text[plan.region.end :],
             drop_instruction_comments=plan.comment is not None,
         )
-    refuse_mass_deletion(plan.original, region, removal_asked=plan.removes_code)
+    if plan.snippet is not None:  # a merge: no lazy marker copied, no more removed than the snippet shows
+        check_merged(region, plan.original, plan.snippet, language_of(plan.request.path, plan.request.language_id))
+    else:
+        refuse_mass_deletion(plan.original, region, removal_asked=plan.removes_code)
     return region, region_replacements(text, plan.region.start, plan.region.end, region), notes

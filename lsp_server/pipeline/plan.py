@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config.schema import (
+    APPLY_ID,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
     BackendConfig,
@@ -26,12 +27,13 @@ from ..config.schema import (
 )
 from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
-from ..formats.prompt import Prompt, build_prompt, region_text
+from ..formats.prompt import APPLY_INSTRUCTION, Prompt, build_prompt, region_text
 from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from ..scope.file_language import language_of
 from ..stats.measured import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
+APPLY_TITLE = "apply the snippet"
 TITLE_CHARS = 60
 
 
@@ -68,6 +70,9 @@ class RefactorRequest:
     # How many refactors run at once with this one (a batch's): its latency and speed are measured
     # under that load, so what `auto` and the prediction guard learn of speed leaves it out.
     concurrency: int = 1
+    # The code to merge into the region (an apply: `refactor-lsp apply`, `refactorLsp.applySnippet`): its
+    # part for this region, found by scope.placement. The instruction is then the apply's own.
+    snippet: str | None = None
 
 
 # (backend, override) → how the prediction is sent, and why in words when the cost guard decided ("" otherwise)
@@ -102,6 +107,7 @@ class Plan:
     # The instruction asks for code to be removed (its preset says so, or the user's words do): the
     # deletion guard lets an answer that removes most of the region through.
     removes_code: bool = False
+    snippet: str | None = None  # the request's: the code merged into the region
 
     @property
     def requested(self) -> BackendConfig:
@@ -122,6 +128,7 @@ class Plan:
             drop=(self.comment.start, self.comment.end) if self.comment else None,
             edit_format=edit_format,
             hunks_form=self.settings.hunks_form,
+            snippet=self.snippet,
         )
 
 
@@ -172,6 +179,8 @@ def default_max_tokens(predicted_chars: int, settings: RefactorSettings, edit_fo
 
 
 def action_title(action: str, instruction: str, config: Config) -> str:
+    if action == APPLY_ID:
+        return APPLY_TITLE
     for preset in config.presets():
         if preset.id == action:
             return preset.title
@@ -184,6 +193,8 @@ def resolve_action(
     request: RefactorRequest, config: Config, region: Region
 ) -> tuple[str, str, InstructionComment | None]:
     """(instruction, action label, instruction comment) for a request."""
+    if request.snippet is not None:
+        return APPLY_INSTRUCTION, APPLY_ID, None
     comment = find_instruction_comment(request.text, region)
     if request.instruction and request.instruction.strip():
         return request.instruction.strip(), request.action_id or "instruction", None
@@ -228,6 +239,13 @@ def plan_refactor(
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
     _check_text("\n".join(request.diagnostics), "a diagnostic to fix")
+    if request.snippet is not None:
+        _check_text(request.snippet, "the snippet")
+        if len(request.snippet) > settings.max_region_chars:
+            raise RefactorError(
+                f"the snippet has {len(request.snippet):,} characters, over refactor.max_region_chars "
+                f"({settings.max_region_chars:,}); nothing was sent"
+            )
     if not request.text.strip():
         raise RefactorError("the file is empty: there is no code to rewrite, so nothing was sent")
     if len(request.text) > settings.max_file_chars:
@@ -271,6 +289,7 @@ def plan_refactor(
         format_asked=format_asked,
         format_asked_by=format_asked_by,
         removes_code=removes_code,
+        snippet=request.snippet,
     )
 
 

@@ -148,10 +148,12 @@ async def apply_parts(
     preview: bool,
     scope_cache: ScopeCache | None = None,
     label: str = LABEL,
+    whole: bool = False,
 ) -> PartsOutcome:
     """Apply the parts' edits, computed on `snapshot_text` for disjoint regions in document order, as ONE
     workspace edit (one undo), each rebased over the user's typing outside its region; a part whose
-    region the user typed in is left out (`stale`), the others still go."""
+    region the user typed in is left out (`stale`), the others still go, unless the parts go `whole`
+    (an applied snippet: half of one may not even run), when none does."""
     try:
         current_text, current_version = editor.current_document(uri)
     except LookupError as exc:
@@ -162,6 +164,10 @@ async def apply_parts(
     if current_version != snapshot_version or current_text != snapshot_text:
         rebased = rebase_each(snapshot_text, current_text, [(part.region, part.edits) for part in parts])
         stale = {number for number, moved in enumerate(rebased) if moved.edits is None}
+        if stale and whole:
+            return PartsOutcome(
+                ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning), frozenset(stale)
+            )
         sent = [
             (moved.edits, part.label) for part, moved in zip(parts, rebased, strict=True) if moved.edits is not None
         ]

@@ -104,11 +104,13 @@ class BatchJob(RefactorJob):
             edited = [i for i, o in enumerate(outcomes) if o.outcome == "edit"]
             applied: PartsOutcome | None = None
             if edited:
-                from .apply import LEFT_OUT
+                from .apply import LABEL, LEFT_OUT
 
                 if config.refactor.preview:
                     progress.finishing()  # the editor may now wait for the user to confirm the preview
-                applied = await self._apply(outcomes, edited, config.refactor.preview, f"{label}, each definition")
+                applied = await self._apply(
+                    outcomes, edited, config.refactor.preview, f"{LABEL}: {label}, each definition"
+                )
                 for number, index in enumerate(edited):
                     outcome = outcomes[index]
                     if number in applied.stale:
@@ -120,10 +122,13 @@ class BatchJob(RefactorJob):
                         outcomes[index] = outcome.settled(applied.outcome.status, reason)
             return self._report_batch([o.recorded(self.uri) for o in outcomes], run, applied)
 
-    async def _apply(self, outcomes: list[TargetOutcome], edited: list[int], preview: bool, label: str) -> PartsOutcome:
-        """The edited targets as one workspace edit. Once it is on its way a cancel comes too late:
-        what the editor did with it is what the user has, so that is what is reported."""
-        from .apply import LABEL, EditPart, apply_parts
+    async def _apply(
+        self, outcomes: list[TargetOutcome], edited: list[int], preview: bool, label: str, whole: bool = False
+    ) -> PartsOutcome:
+        """The edited targets as one workspace edit (`whole`: all of them or none, apply.apply_parts). Once
+        it is on its way a cancel comes too late: what the editor did with it is what the user has, so
+        that is what is reported."""
+        from .apply import EditPart, apply_parts
 
         parts = []
         for index in edited:
@@ -132,7 +137,15 @@ class BatchJob(RefactorJob):
             parts.append(EditPart(outcome.item.region, outcome.result.edits, outcome.item.target.describe()))
         sending = asyncio.ensure_future(
             apply_parts(
-                self.host, self.uri, self.version, self.text, parts, preview, self.scope_cache, f"{LABEL}: {label}"
+                self.host,
+                self.uri,
+                self.version,
+                self.text,
+                parts,
+                preview,
+                self.scope_cache,
+                label,
+                whole=whole,
             )
         )
         try:

@@ -22,10 +22,12 @@ from ..text import PositionMapper, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
 from .wire import (
+    APPLY_SNIPPET_COMMAND,
     CANCEL_COMMAND,
     REFACTOR_COMMAND,
     REFACTOR_EACH_COMMAND,
     SHOW_STATS_COMMAND,
+    ApplyArguments,
     BatchArguments,
     RefactorArguments,
 )
@@ -153,6 +155,11 @@ async def refactor_command(ls: RefactorServer, arguments: RefactorArguments) -> 
 @server.command(REFACTOR_EACH_COMMAND)
 async def refactor_each_command(ls: RefactorServer, arguments: BatchArguments) -> dict[str, Any]:
     return (await ls.refactor(arguments.refactor, arguments.targets)).to_json()
+
+
+@server.command(APPLY_SNIPPET_COMMAND)
+async def apply_snippet_command(ls: RefactorServer, arguments: ApplyArguments) -> dict[str, Any]:
+    return (await ls.refactor(arguments.refactor, snippet=arguments.snippet)).to_json()
 
 
 @server.command(CANCEL_COMMAND)

@@ -22,6 +22,7 @@ from .. import __version__
 from ..config.schema import Config, ConfigError
 from ..scope import ScopeCache
 from ..text import PositionEncoding, inert
+from .apply_job import ApplyJob
 from .batch_job import BatchJob
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
@@ -321,8 +322,11 @@ class RefactorServer(LanguageServer):
         return loaded.config
 
     # -- refactors -----------------------------------------------------------------------
-    async def refactor(self, args: RefactorArguments, each: BatchTargets | None = None) -> RefactorReply:
-        """Start the refactor the editor asked for: one region, or with `each` a batch (batch_job.py)."""
+    async def refactor(
+        self, args: RefactorArguments, each: BatchTargets | None = None, snippet: str | None = None
+    ) -> RefactorReply:
+        """Start the refactor the editor asked for: one region, with `each` a batch (batch_job.py), with
+        `snippet` an apply of it (apply_job.py)."""
         uri = args.uri
         if uri in self.jobs:
             message = (
@@ -339,7 +343,13 @@ class RefactorServer(LanguageServer):
             self.tell(message, types.MessageType.Error)
             return RefactorReply(RefactorStatus.ERROR, message)
         snapshot = (document.source, document.version, document.language_id, self.scope_cache(uri))
-        job = RefactorJob(self, args, *snapshot) if each is None else BatchJob(self, args, each, *snapshot)
+        job: RefactorJob
+        if snippet is not None:
+            job = ApplyJob(self, args, snippet, *snapshot)
+        elif each is not None:
+            job = BatchJob(self, args, each, *snapshot)
+        else:
+            job = RefactorJob(self, args, *snapshot)
         # Registered before any await, so a cancel that follows the request at once finds it.
         task = job.start()
         self.jobs[uri] = job

@@ -13,6 +13,9 @@
 - `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
   `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/batch_stats.py);
   its progress is a `BatchProgressPayload`.
+- `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?, and
+  `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
+  `RefactorReply`: one part's stats, or for several the batch's record.
 
 docs/protocol.md ("Commands and notifications") documents the same shapes.
 """
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 REFACTOR_COMMAND = "refactorLsp.refactor"
 REFACTOR_EACH_COMMAND = "refactorLsp.refactorEach"
+APPLY_SNIPPET_COMMAND = "refactorLsp.applySnippet"
 CANCEL_COMMAND = "refactorLsp.cancel"
 SHOW_STATS_COMMAND = "refactorLsp.showStats"
 STATS_NOTIFICATION = "refactorLsp/stats"
@@ -152,10 +156,37 @@ def _structure_batch(raw: Any, converter: Converter) -> BatchArguments:
     return BatchArguments(arguments, chosen)
 
 
+@attrs.frozen
+class ApplyArguments:
+    """The `refactorLsp.applySnippet` argument object: the document, the snippet, and where it goes when
+    it names no definition there (`range`: a selection, or a cursor in a definition)."""
+
+    refactor: RefactorArguments
+    snippet: str
+
+
+# Keys of `refactorLsp.refactor` that say what to do: an apply's snippet says it.
+_NOT_FOR_APPLY = ("actionId", "action_id", "instruction", "diagnostics")
+
+
+def _structure_apply(raw: Any, converter: Converter) -> ApplyArguments:
+    if not isinstance(raw, Mapping) or "uri" not in raw or "snippet" not in raw:
+        raise ValueError("refactorLsp.applySnippet takes one object: {uri, snippet, range?, backend?, ...}")
+    arguments = _structure_arguments(raw, converter)
+    snippet = _field(raw, str, "a string (the code to merge)", "snippet")
+    if not snippet or not snippet.strip():
+        raise ValueError("`snippet` is empty: give the code to merge into the document")
+    given = [key for key in _NOT_FOR_APPLY if raw.get(key) not in (None, [], "")]
+    if given:
+        raise ValueError(f"`{given[0]}` is not for refactorLsp.applySnippet: the snippet says what to do")
+    return ApplyArguments(arguments, snippet)
+
+
 def register(converter: Converter) -> None:
     """Teach the server's converter to build the commands' argument objects from their JSON."""
     converter.register_structure_hook(RefactorArguments, lambda raw, _type: _structure_arguments(raw, converter))
     converter.register_structure_hook(BatchArguments, lambda raw, _type: _structure_batch(raw, converter))
+    converter.register_structure_hook(ApplyArguments, lambda raw, _type: _structure_apply(raw, converter))
 
 
 class RefactorStatus(enum.StrEnum):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+from ..config.schema import APPLY_ID
 from .measured import RefactorStats
 
 
 def summary(stats: RefactorStats) -> str:
     """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
-    parts = [f"refactor {stats.latency_ms / 1000:.1f} s"]
+    parts = [f"{'apply' if stats.action == APPLY_ID else 'refactor'} {stats.latency_ms / 1000:.1f} s"]
     if stats.completion_tokens is not None:
         parts.append(f"{stats.completion_tokens} tok")
     if stats.tokens_per_s is not None:

@@ -379,7 +379,7 @@ def main() -> None:
         from ..bench.tasks import BenchError
 
         try:
-            responder = corpus_responder(args.corpus)
+            responder = corpus_responder(args.corpus, prime_applies=True)
         except BenchError as exc:
             parser.error(f"--corpus: {exc}")
     backend = FakeBackend(

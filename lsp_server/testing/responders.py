@@ -13,6 +13,7 @@ from ..config.schema import HunksForm
 from ..formats.hunks import SEARCH_MARKER
 from ..formats.hunks_diff import DIFF_SYSTEM_PROMPT
 from .hunks_write import diff_for, hunks_for
+from .lazy_merge import lazy_merge, snippet_of
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"
@@ -64,9 +65,13 @@ def instruction_of(messages: list[dict[str, Any]]) -> str:
 
 
 def rule_responder(request: dict[str, Any]) -> str:
-    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; else echo."""
+    """A model that follows simple instructions exactly: "rename A to B", "replace A with B"; merges an
+    apply's snippet into the region as a good model does (`lazy_merge`); else echo."""
     messages = request.get("messages", [])
     region = region_of(messages)
+    snippet = snippet_of(messages)
+    if snippet is not None:
+        return lazy_merge(region, snippet)
     instruction = instruction_of(messages)
     for pattern in (r"rename `?(\w+)`? to `?(\w+)`?", r"replace `?(\w+)`? with `?(\w+)`?"):
         match = re.search(pattern, instruction, re.I)
@@ -77,10 +82,13 @@ def rule_responder(request: dict[str, Any]) -> str:
     return region
 
 
-def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
+def corpus_responder(tasks_dir: Path | str, prime_applies: bool = False) -> Callable[[dict[str, Any]], str]:
     """A perfect model for a bench corpus (benchmarks/tasks/): a task's region gets the task's expected
-    region, and each definition of a batch task its expected definition; a request without a region (the
-    bench's warm-up) gets "ok"; any other region, `rule_responder`.
+    region, and each definition of a batch task its expected definition; an apply (a prompt with a
+    snippet) of an apply task's part, or of its whole file, what the expected file has there
+    (bench/apply_tasks.py); a request without a region (the bench's warm-up) gets "ok"; any other
+    region, `rule_responder`. The apply tasks' answers take a few seconds to make: on the first apply
+    asked, or now with `prime_applies` (a server started for a bench, so that no merge it times waits).
 
     Asked for hunks, the server turns that answer into hunks of the form asked for, as for any responder.
     """
@@ -95,10 +103,27 @@ def corpus_responder(tasks_dir: Path | str) -> Callable[[dict[str, Any]], str]:
     for batch in load_batch_tasks(Path(tasks_dir)):
         answers |= batch.answers()
 
+    merges: dict[str, str] = {}
+
+    def prime() -> None:
+        from ..bench.apply_tasks import load_apply_tasks
+
+        for task in load_apply_tasks(Path(tasks_dir))[0]:
+            merges.update(task.answer_map())
+
+    if prime_applies:
+        prime()
+
     def respond(request: dict[str, Any]) -> str:
-        region = region_of(request.get("messages", []))
+        messages = request.get("messages", [])
+        region = region_of(messages)
         if not region:
             return "ok"
+        if snippet_of(messages) is not None:
+            if not merges:
+                prime()
+            if region in merges:
+                return merges[region]
         return answers[region] if region in answers else rule_responder(request)
 
     return respond

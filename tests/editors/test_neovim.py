@@ -614,3 +614,75 @@ def test_selection_keymap_and_code_action_rewrite_each_definition_they_touch(
     assert "\n".join(marks["after_action"]) + "\n" == functions(12, {2, 3, 4, 6, 7})
     assert len([m for m in messages(data) if m.startswith("refactor-lsp: 3 definitions: 3 applied")]) == 1
     assert len([m for m in messages(data) if m.startswith("refactor-lsp: 2 definitions: 2 applied")]) == 1
+
+
+# -- apply: code from a chat or an agent, from a register ----------------------------------------------
+
+LAZY_LOAD = "def load(path):\n    # ... existing code ...\n    return parse(data.strip())\n"
+DOMUTILS = ROOT / "benchmarks/tasks/js-domutils-batch-jsdoc-types/source.js"
+
+
+def test_apply_command_merges_a_register_into_the_function_it_names(tmp_path: Path, fake: FakeBackend):
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  vim.fn.setreg('a', {json.dumps(LAZY_LOAD)})
+  H.cursor_at('def parse')  -- the snippet names `load`: the cursor elsewhere does not matter
+  vim.cmd('RefactorApply a')
+  H.wait_done('the apply')
+  H.mark('lines', H.lines(buf))
+  vim.fn.setreg('b', '')
+  vim.cmd('RefactorApply b')
+""",
+        editor_settings(fake),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == SOURCE.replace(
+        "return parse(data)", "return parse(data.strip())"
+    )
+    (request,) = fake.requests  # the empty register sent nothing
+    assert request["prediction"]["content"] == "def load(path):\n    data = open(path).read()\n    return parse(data)\n"
+    assert "<<<SNIPPET" in request["messages"][1]["content"]
+    applied = [n for n in data["notifications"] if n["msg"].startswith("refactor-lsp: apply ")]
+    assert len(applied) == 1 and applied[0]["level"] == INFO, messages(data)
+    assert "refactor-lsp: register b holds no code: copy the snippet first (or name a register: :RefactorApply a)" in (
+        messages(data)
+    )
+
+
+def test_apply_keymap_merges_the_clipboard_into_a_javascript_function(tmp_path: Path, fake: FakeBackend):
+    source = DOMUTILS.read_text(encoding="utf-8")
+    path = tmp_path / "project" / "traversal.js"
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    snippet = "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n"
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local snippet = {json.dumps(snippet)}
+  -- The clipboard (the + register) as a provider gives it, here one of our own: headless has none.
+  vim.g.clipboard = {{
+    name = 'test',
+    copy = {{ ['+'] = function() end, ['*'] = function() end }},
+    paste = {{
+      ['+'] = function() return {{ vim.split(snippet, '\\n', {{ plain = true }}), 'v' }} end,
+      ['*'] = function() return {{ {{}}, 'v' }} end,
+    }},
+  }}
+  local buf = H.open({json.dumps(str(path))})
+  H.cursor_at('export function getChildren')
+  H.keys('<leader>rv')
+  H.wait_done('the apply')
+  H.mark('lines', H.lines(buf))
+""",
+        editor_settings(fake),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == source.replace(
+        "    return elem.name;\n", "    return elem.name.toLowerCase();\n"
+    )
+    (request,) = fake.requests
+    prediction = request["prediction"]["content"]
+    assert prediction.startswith("/**") and prediction.endswith(
+        "export function getName(elem) {\n    return elem.name;\n}\n"
+    )

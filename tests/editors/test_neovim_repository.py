@@ -197,6 +197,7 @@ def test_keys_you_mapped_are_left_as_they_are(tmp_path: Path, fake: FakeBackend)
   -- Yours: <leader>rp in Python buffers (an ftplugin would), <leader>ra in Visual mode everywhere.
   vim.api.nvim_create_autocmd('FileType', {{ pattern = 'python', callback = function(ev)
     vim.keymap.set('n', '<leader>rp', '<cmd>let g:mine = 1<cr>', {{ buffer = ev.buf, desc = 'mine' }})
+    vim.keymap.set('n', '<leader>rv', '<cmd>let g:mine_paste = 1<cr>', {{ buffer = ev.buf, desc = 'mine, paste' }})
   end }})
   vim.keymap.set('x', '<leader>ra', '<cmd>let g:mine_visual = 1<cr>', {{ desc = 'mine, visual' }})
   local buf = H.open({json.dumps(str(path))})
@@ -204,6 +205,7 @@ def test_keys_you_mapped_are_left_as_they_are(tmp_path: Path, fake: FakeBackend)
   H.mark('maps', {{
     rp_n = desc('<leader>rp', 'n'), rp_x = desc('<leader>rp', 'x'),
     ra_n = desc('<leader>ra', 'n'), ra_x = desc('<leader>ra', 'x'), re_n = desc('<leader>re', 'n'),
+    rv_n = desc('<leader>rv', 'n'), rv_x = desc('<leader>rv', 'x'),
   }})
   H.keys('<leader>rp')
   H.mark('mine', vim.g.mine)
@@ -214,6 +216,7 @@ def test_keys_you_mapped_are_left_as_they_are(tmp_path: Path, fake: FakeBackend)
     assert (maps["rp_n"], maps["ra_x"]) == ("mine", "mine, visual")
     assert maps["rp_x"].startswith("refactor-lsp: ") and maps["ra_n"] == "refactor-lsp: actions"
     assert maps["re_n"].startswith("refactor-lsp: ")
+    assert (maps["rv_n"], maps["rv_x"]) == ("mine, paste", "refactor-lsp: apply the clipboard's code (the + register)")
     assert data["marks"]["mine"] == 1 and data["prompts"] == []  # your key did what you mapped it to
 
 

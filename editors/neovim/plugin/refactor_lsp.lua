@@ -20,6 +20,14 @@ end, {
   desc = 'refactor-lsp: one instruction for each definition of the file (of the range, with one), at once, as one edit',
 })
 
+vim.api.nvim_create_user_command('RefactorApply', function(cmd)
+  require('refactor_lsp').apply_command(cmd)
+end, {
+  nargs = '?',
+  range = true,
+  desc = 'refactor-lsp: merge the code in a register (default +, the clipboard) into the definitions it names',
+})
+
 vim.api.nvim_create_user_command('RefactorCancel', function(cmd)
   require('refactor_lsp').cancel(cmd.bang)
 end, { bang = true, desc = 'refactor-lsp: cancel the refactor running on this buffer (!: on all)' })

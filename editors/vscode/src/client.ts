@@ -25,6 +25,10 @@ export const SECTION = "refactorLsp";
 export const REFACTOR = "refactorLsp.refactor";
 /** One instruction for each definition of a selection or a file, at once (the batch). */
 export const REFACTOR_EACH = "refactorLsp.refactorEach";
+/** Code from a chat or an agent merged into the definitions it names (lsp_server/server/wire.py `ApplyArguments`). */
+export const APPLY_SNIPPET = "refactorLsp.applySnippet";
+/** The server's commands that rewrite a document: the status follows them, and only their document may be edited. */
+const REWRITES = new Set([REFACTOR, REFACTOR_EACH, APPLY_SNIPPET]);
 
 /** How the server starts (src/launch.ts): the program from your own settings only, never the
  *  workspace's, started in `folder` (the extension's own); or why it cannot start. */
@@ -103,9 +107,9 @@ export function createClient(output: vscode.LogOutputChannel, status: RefactorSt
         return result;
       },
     },
-    // Every refactor and batch goes through here: the palette commands, code actions, other extensions.
+    // Every refactor, batch and apply goes through here: the palette commands, code actions, other extensions.
     executeCommand: async (command, args, next) => {
-      if (command !== REFACTOR && command !== REFACTOR_EACH) return next(command, args);
+      if (!REWRITES.has(command)) return next(command, args);
       const uri = documentKey(String(args[0]?.uri ?? ""));
       status.begin(uri);
       try {

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
-import { REFACTOR, REFACTOR_EACH } from "./client";
+import { APPLY_SNIPPET, REFACTOR, REFACTOR_EACH } from "./client";
+import { clipboardCode } from "./clipboard";
 import { StatsReply, statsRows } from "./format";
 import { RefactorStatus } from "./status";
 
@@ -66,6 +67,54 @@ export async function refactorEach(client: LanguageClient | undefined, targets: 
     targets,
   });
 }
+
+/** "Apply Clipboard with Prediction": the code on the clipboard (from a chat, an agent) merged into the
+ *  definitions it names, each with its current text as the prediction; the selection (or the cursor)
+ *  says where it goes when it names none. The server reports every outcome itself. */
+export async function applyClipboard(client: LanguageClient | undefined): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file") {
+    void vscode.window.showWarningMessage("Apply Clipboard with Prediction: open the file to merge the code into.");
+    return;
+  }
+  const snippet = clipboardCode(await vscode.env.clipboard.readText());
+  if (snippet === undefined) {
+    void vscode.window.showWarningMessage("Apply Clipboard with Prediction: the clipboard holds no code; copy the snippet first.");
+    return;
+  }
+  if (!client?.isRunning()) {
+    void vscode.window.showWarningMessage("Refactor with Prediction: the refactor-lsp server is not running.");
+    return;
+  }
+  const c2p = client.code2ProtocolConverter;
+  await vscode.commands.executeCommand(APPLY_SNIPPET, {
+    uri: c2p.asUri(editor.document.uri),
+    range: c2p.asRange(editor.selection),
+    snippet,
+  });
+}
+
+/** The code action "Apply Clipboard with Prediction", offered while the clipboard holds code (the
+ *  server cannot see the clipboard: the extension offers it). Only when the menu is asked for (Ctrl+.,
+ *  the context menu): the lightbulb asks on every cursor move, and in a browser (code-server, vscode.dev)
+ *  each clipboard read without the site's permission shows an error. */
+export class ApplyClipboardActions implements vscode.CodeActionProvider {
+  static readonly kind = vscode.CodeActionKind.RefactorRewrite.append("prediction").append("apply");
+
+  async provideCodeActions(
+    document: vscode.TextDocument,
+    _range: vscode.Range | vscode.Selection,
+    context: vscode.CodeActionContext,
+  ): Promise<vscode.CodeAction[]> {
+    if (context.triggerKind !== vscode.CodeActionTriggerKind.Invoke || document.uri.scheme !== "file") return [];
+    if (clipboardCode(await vscode.env.clipboard.readText()) === undefined) return [];
+    const action = new vscode.CodeAction("Apply Clipboard with Prediction", ApplyClipboardActions.kind);
+    action.command = { title: action.title, command: APPLY_CLIPBOARD };
+    return [action];
+  }
+}
+
+export const APPLY_CLIPBOARD = "refactorLsp.vscode.applyClipboard";
 
 /** The instruction input box (the last instruction pre-filled); undefined when dismissed or blank. */
 async function askInstruction(prompt: string): Promise<string | undefined> {

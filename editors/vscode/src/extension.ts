@@ -1,7 +1,16 @@
 import * as vscode from "vscode";
 import { DidChangeConfigurationNotification, LanguageClient } from "vscode-languageclient/node";
 import { createClient, launch, SECTION } from "./client";
-import { cancel, CancelOptions, refactorEach, refactorWithPrediction, showStats } from "./commands";
+import {
+  APPLY_CLIPBOARD,
+  applyClipboard,
+  ApplyClipboardActions,
+  cancel,
+  CancelOptions,
+  refactorEach,
+  refactorWithPrediction,
+  showStats,
+} from "./commands";
 import { CANCEL, RefactorStatus, SHOW_STATS } from "./status";
 
 let client: LanguageClient | undefined;
@@ -27,6 +36,10 @@ export function activate(context: vscode.ExtensionContext): Promise<void> {
     command("refactorLsp.vscode.refactorWithPrediction", async () => refactorWithPrediction(await ready())),
     command("refactorLsp.vscode.refactorEachInFile", async () => refactorEach(await ready(), "file")),
     command("refactorLsp.vscode.refactorEachInSelection", async () => refactorEach(await ready(), "selection")),
+    command(APPLY_CLIPBOARD, async () => applyClipboard(await ready())),
+    vscode.languages.registerCodeActionsProvider({ scheme: "file" }, new ApplyClipboardActions(), {
+      providedCodeActionKinds: [ApplyClipboardActions.kind],
+    }),
     // Escape passes `{ activeDocumentOnly: true }` (package.json): it never cancels another document's refactor.
     command(CANCEL, async (options?: CancelOptions) => cancel(await ready(), status, options)),
     command(SHOW_STATS, async () => showStats(await ready())),

@@ -6,7 +6,8 @@
 // last steps open an untrusted folder whose .vscode/settings.json and .refactor-lsp.toml point the
 // user's backend at another host (a loopback listener that records every connection) and raise the
 // user's refactor.maxTokens (a recording proxy in front of the fake backend shows what it was asked).
-// Before them, the batch steps (refactorLsp.refactorEach): one instruction for each of a dozen
+// Before them, Apply Clipboard with Prediction (refactorLsp.applySnippet) merges a lazy snippet from the
+// clipboard into the function it names, and the batch steps (refactorLsp.refactorEach): one instruction for each of a dozen
 // functions as ONE edit that one undo takes back, the selection's code action, and a folder with
 // refactor.preview on, where the Refactor Preview lists one change per definition to accept or not.
 //
@@ -53,6 +54,8 @@ def shout(words):
     return total
 `;
 const RENAMED = SAMPLE.replace("data = open", "content = open").replace("return data.", "return content.");
+// Apply Clipboard with Prediction: a snippet as a chat model writes it, lazy markers and all.
+const LAZY_SHOUT = "def shout(words):\n    # ... existing code ...\n    return total * 2\n";
 const norm = (text) => text.replace(/\s+$/, "");
 
 // The batch steps: one instruction for each of a dozen functions (refactorLsp.refactorEach).
@@ -538,6 +541,41 @@ async function main() {
       await until("the spinner gone", async () => /^\d+ tok\/s · \d+% accepted$/.test((await statusItem(page).first().innerText()).trim()));
       await page.screenshot({ path: path.join(RESULTS, "success.png") });
       await page.keyboard.press("Control+S"); // nothing unsaved when the window goes
+    });
+
+    await step("Apply Clipboard with Prediction (Ctrl+Alt+V): a lazy snippet merges into the function it names, as ONE edit; the code action offers it", async () => {
+      const before = RENAMED.replaceAll("content", "text");
+      await until("the sample as the steps above left it", async () => norm(await editorText(page)) === norm(before) || (await editorText(page)));
+      // The code action reads the clipboard only when the menu is asked for: the lightbulb, on every cursor
+      // move of the steps above, never made the browser refuse a read (an error notification each time).
+      if (await toast(page, "Unable to read from the browser's clipboard").count()) {
+        throw new Error("the clipboard was read without the user asking (the browser refused it)");
+      }
+      await browser.grantPermissions(["clipboard-read", "clipboard-write"], { origin: `http://127.0.0.1:${port}` });
+      await page.evaluate((text) => navigator.clipboard.writeText(text), LAZY_SHOUT);
+      await page.locator(".editor-instance .view-line").filter({ hasText: "return text" }).first().click(); // inside load(): the snippet names shout()
+      await page.mouse.move(10, 500);
+      // The code action, offered while the clipboard holds code.
+      await page.keyboard.press("Control+.");
+      const action = page.locator(".action-widget .monaco-list-row").filter({ hasText: "Apply Clipboard with Prediction" }).first();
+      await action.waitFor({ timeout: WAIT });
+      await page.screenshot({ path: path.join(RESULTS, "apply-code-action.png") });
+      await page.keyboard.press("Escape");
+      const asked = recorder.requests.length;
+      const edits = applyEditsReceived(userData);
+      await page.keyboard.press("Control+Alt+V");
+      const expected = before.replace("    return total\n", "    return total * 2\n");
+      await until("the snippet merged into shout()", async () => norm(await editorText(page)) === norm(expected) || (await editorText(page)));
+      await toast(page, /refactor-lsp: apply [\d.]+ s .* tok\/s · prediction \d+% accepted/).first().waitFor({ timeout: WAIT });
+      if (recorder.requests.length - asked !== 1) throw new Error(`${recorder.requests.length - asked} requests for one apply`);
+      const prediction = recorder.requests.at(-1).prediction?.content ?? "";
+      if (!prediction.startsWith("def shout(words):") || prediction.includes("def load")) {
+        throw new Error(`the prediction was not the function the snippet names: ${JSON.stringify(prediction.slice(0, 200))}`);
+      }
+      await until("the applyEdit in the client's log", () => applyEditsReceived(userData) > edits);
+      if (applyEditsReceived(userData) - edits !== 1) throw new Error(`${applyEditsReceived(userData) - edits} applyEdit requests for one apply`);
+      await page.keyboard.press("Control+S");
+      await until("the file saved", () => fs.readFileSync(samplePath, "utf8") === expected || fs.readFileSync(samplePath, "utf8"));
     });
 
     await step("Each Definition in This File (Ctrl+Alt+Shift+R): a dozen functions at once, ONE edit, one undo restores the file", async () => {

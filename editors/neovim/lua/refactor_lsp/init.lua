@@ -22,6 +22,7 @@ M.kind = 'refactor.rewrite.prediction'
 
 local REFACTOR = 'refactorLsp.refactor'
 local REFACTOR_EACH = 'refactorLsp.refactorEach' -- one instruction for each definition, at once, as one edit
+local APPLY = 'refactorLsp.applySnippet' -- code from a chat or an agent merged into the definitions it names
 local CANCEL = 'refactorLsp.cancel'
 local SHOW_STATS = 'refactorLsp.showStats'
 local TOKEN_PREFIX = 'refactor-lsp/'
@@ -30,6 +31,7 @@ local TOKEN_PREFIX = 'refactor-lsp/'
 ---@field prompt? string|false  free-form instruction prompt (normal and visual mode)
 ---@field actions? string|false code-action menu filtered to refactor.rewrite.prediction
 ---@field each? string|false    one instruction for each definition: of the file (normal), of the selection (visual)
+---@field apply? string|false   apply the `+` register's code (:RefactorApply): at the cursor (normal), the selection (visual)
 
 ---@class refactor_lsp.Options
 ---@field cmd? string[]                  the server command (default: { 'refactor-lsp' })
@@ -43,7 +45,7 @@ local TOKEN_PREFIX = 'refactor-lsp/'
 local defaults = {
   cmd = nil,
   settings = nil,
-  keymaps = { prompt = '<leader>rp', actions = '<leader>ra', each = '<leader>re' },
+  keymaps = { prompt = '<leader>rp', actions = '<leader>ra', each = '<leader>re', apply = '<leader>rv' },
   enable = true,
   lsp = {},
   prompt = 'Refactor (instruction): ',
@@ -149,6 +151,43 @@ function M.refactor_each(instruction, range, bufnr)
   execute(REFACTOR_EACH, { batch }, bufnr)
 end
 
+--- Run `refactorLsp.applySnippet`: the code in `register` (default `+`, the clipboard) merged into the
+--- definitions it names, each with its current text as the prediction, as ONE edit; `range` (default:
+--- the cursor) says where it goes when it names none.
+---@param register? string
+---@param range? lsp.Range
+---@param bufnr? integer
+function M.apply(register, range, bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  register = (register and register ~= '') and register or '+'
+  local ok, snippet = pcall(vim.fn.getreg, register)
+  if not ok or type(snippet) ~= 'string' or not snippet:match('%S') then
+    return vim.notify(
+      ('refactor-lsp: register %s holds no code: copy the snippet first (or name a register: :RefactorApply a)'):format(
+        register
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  range = range or ranges.visual(bufnr, client.offset_encoding) or ranges.cursor(bufnr, client.offset_encoding)
+  execute(APPLY, { { uri = vim.uri_from_bufnr(bufnr), snippet = snippet, range = range } }, bufnr)
+end
+
+--- `:[range]RefactorApply [register]`.
+---@param cmd vim.api.keyset.create_user_command.command_args
+function M.apply_command(cmd)
+  local bufnr = api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    return no_client()
+  end
+  M.apply(vim.trim(cmd.args), ranges.command(bufnr, cmd, client.offset_encoding), bufnr)
+end
+
 --- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor;
 --- with `each`, each definition of the selection, or of the file when nothing is selected.
 ---@param opts? {instruction?: string, range?: lsp.Range, each?: boolean}
@@ -226,7 +265,7 @@ function M._on_command_result(err, result, ctx)
     vim.notify(('refactor-lsp: %s failed: %s'):format(command or 'command', err.message), vim.log.levels.ERROR)
     return
   end
-  if (command ~= REFACTOR and command ~= REFACTOR_EACH) or type(result) ~= 'table' then
+  if (command ~= REFACTOR and command ~= REFACTOR_EACH and command ~= APPLY) or type(result) ~= 'table' then
     return
   end
   local status = result.status
@@ -420,6 +459,11 @@ local function set_keymaps(bufnr)
     map_unless_taken(bufnr, keys.each, function()
       M.prompt({ each = true })
     end, 'refactor-lsp: one instruction for each definition (file, or selection)')
+  end
+  if keys.apply then
+    map_unless_taken(bufnr, keys.apply, function()
+      M.apply()
+    end, 'refactor-lsp: apply the clipboard\'s code (the + register)')
   end
 end
 

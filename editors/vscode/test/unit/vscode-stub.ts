@@ -126,3 +126,35 @@ export class MarkdownString {
   supportThemeIcons = false;
   constructor(readonly value = "") {}
 }
+
+/** The clipboard: tests put text on it. */
+export const env = {
+  clipboard: {
+    text: "",
+    async readText(): Promise<string> {
+      return this.text;
+    },
+  },
+};
+
+/** Code action kinds as VS Code composes them (`refactor.rewrite` + `.prediction`). */
+export class CodeActionKind {
+  static readonly RefactorRewrite = new CodeActionKind("refactor.rewrite");
+  constructor(readonly value: string) {}
+  append(part: string): CodeActionKind {
+    return new CodeActionKind(`${this.value}.${part}`);
+  }
+}
+
+export class CodeAction {
+  command: { title: string; command: string; arguments?: unknown[] } | undefined;
+  constructor(
+    readonly title: string,
+    readonly kind?: CodeActionKind,
+  ) {}
+}
+
+export enum CodeActionTriggerKind {
+  Invoke = 1,
+  Automatic = 2,
+}

@@ -1,0 +1,318 @@
+"""Where a snippet goes in a document: the definitions it names, each a region (`place_snippet`).
+
+The snippet is read by `snippet.read_snippet`; each of its definitions is looked for in the document
+by its name path (`Store.get`: a `get` whose enclosing definitions end with `Store`), at the lines
+where its name occurs, asking the document's finder there. Then:
+
+- a definition the document has is a region: the definition as the scope rules choose it for a
+  cursor on its header (the same region a refactor there rewrites);
+- a definition that only shows its children (`class X:` with markers around a method) gives its
+  children's regions;
+- a definition the document does not have goes into the enclosing definition the snippet shows, as
+  a whole; with none, into the whole file when it is small (WHOLE_FILE_LINES), else where the user
+  points (the selection, or the definition around the cursor);
+- loose code before the snippet's first definition (an import) goes into the file's preamble (its
+  lines before its first definition);
+- a snippet that names nothing the document has goes to the selection, else to the definition
+  around the cursor; with neither, `NotPlaced` says what to do.
+
+Regions never overlap: one inside another is part of it. Several regions are one batch, one edit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..config.schema import ScopeMode
+from ..text import count_of
+from .cache import ScopeCache, Snapshot, snapshot_of
+from .definition import Definition
+from .region import _finder_for, choose_region, line_span, selection_lines
+from .snippet import Snippet, SnippetDefinition, name_path, read_snippet
+from .targets import Target
+
+# A file this short takes a definition it does not have as a whole-file merge (the model places it).
+WHOLE_FILE_LINES = 300
+PREAMBLE_LINES = 300  # a preamble (imports, constants) longer than this is no region for loose lines
+# What every refusal to place a snippet asks of the user.
+POINT = (
+    "select the lines it replaces, or put the cursor in the definition it belongs to (on the command line: "
+    "--lines START:END, or --lines N for a cursor on line N), and apply it again"
+)
+_CANDIDATES = 400  # lines naming a definition asked about; past them, the name is too common to place
+
+Finder = Callable[[Snapshot, int], Definition | None]
+
+
+class NotPlaced(Exception):
+    """The snippet cannot be placed in the document; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SnippetTarget:
+    """One region of the document and the part of the snippet that goes there."""
+
+    target: Target
+    scope: ScopeMode  # how a request finds the region again: "block" at target.cursor, a "selection", the "file"
+    part: str  # the snippet's lines for this region
+    adds: bool = False  # the part adds a definition the document does not have
+
+
+@dataclass(frozen=True)
+class _Match:
+    definition: Definition
+    line: int  # where its name is: a cursor there chooses it
+
+
+class _Document:
+    def __init__(self, text: str, language: str | None, cache: ScopeCache | None) -> None:
+        self.text, self.language, self.cache = text, language, cache
+        self.snapshot = snapshot_of(text, cache)
+        self.lines = self.snapshot.index.lines
+        self.find: Finder = _finder_for(language)
+        self._paths: dict[tuple[int, int], tuple[str, ...]] = {}
+
+    def matches(self, path: tuple[str, ...]) -> list[_Match]:
+        """The document's definitions whose name path ends with `path`, each once."""
+        name = path[-1]
+        pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        found: dict[tuple[int, int], _Match] = {}
+        asked = 0
+        for index, line in enumerate(self.lines):
+            if name not in line or not pattern.search(line):
+                continue
+            asked += 1
+            if asked > _CANDIDATES:
+                break
+            definition = self.find(self.snapshot, index)
+            if definition is None or not definition.name or definition.name.rsplit(".", 1)[-1] != name:
+                continue
+            key = (definition.first_line, definition.last_line)
+            if key not in found and self.path_of(definition)[-len(path) :] == path:
+                found[key] = _Match(definition, index)
+        return list(found.values())
+
+    def path_of(self, definition: Definition) -> tuple[str, ...]:
+        key = (definition.first_line, definition.last_line)
+        if key not in self._paths:
+            parent = self._parent(definition)
+            self._paths[key] = name_path(definition.name or "", self.path_of(parent) if parent else ())
+        return self._paths[key]
+
+    def _parent(self, definition: Definition) -> Definition | None:
+        """The nearest named definition around `definition`, skipping its siblings above it."""
+        line = definition.first_line - 1
+        while line >= 0:
+            if not self.lines[line].strip():
+                line -= 1
+                continue
+            around = self.find(self.snapshot, line)
+            if around is None:
+                return None
+            holds = around.first_line <= definition.first_line and around.last_line >= definition.last_line
+            if holds and around.name and around != definition:
+                return around
+            line = min(around.first_line, line) - 1
+        return None
+
+    # -- regions -------------------------------------------------------------------------------
+    def definition_target(self, match: _Match) -> Target | None:
+        cursor = self.snapshot.index.offsets[match.line]
+        region = choose_region(self.text, cursor, cursor, "block", self.language, self.cache)
+        chosen = region.definition
+        if region.kind != "block" or chosen is None:
+            return None
+        return Target(region.start, region.end, chosen.first_line, chosen.last_line, chosen, cursor)
+
+    def lines_target(self, first: int, last: int, kind: str = "lines") -> Target:
+        start, end = line_span(self.text, first, last, self.cache)
+        return Target(start, end, first, last, Definition(first, last, kind), start)
+
+    def file_target(self) -> Target:
+        last = max(len(self.lines) - 1, 0)
+        return Target(0, len(self.text), 0, last, Definition(0, last, "file"), 0)
+
+    def preamble(self) -> tuple[int, int] | None:
+        """The lines before the file's first top-level definition, when there are some and not too many."""
+        first = None
+        for index, line in enumerate(self.lines[: PREAMBLE_LINES + 1]):
+            if line.strip() and line[:1].strip() and (found := self.find(self.snapshot, index)) and found.name:
+                first = found.first_line
+                break
+        if first is None or first == 0:
+            return None
+        last = first - 1
+        while last > 0 and not self.lines[last].strip():
+            last -= 1
+        return (0, last) if self.lines[last].strip() else None
+
+
+def enclosing_definitions(
+    text: str, definition: Definition, language: str | None, cache: ScopeCache | None = None
+) -> list[Definition]:
+    """The named definitions around `definition`, outermost first (a class around a method)."""
+    document = _Document(text, language, cache)
+    found: list[Definition] = []
+    parent = document._parent(definition)
+    while parent is not None:
+        found.insert(0, parent)
+        parent = document._parent(parent)
+    return found
+
+
+_NEEDS_ENCLOSING = None  # a definition (or a child of it) the document does not have
+
+
+def place_snippet(
+    text: str,
+    snippet: str,
+    language: str | None,
+    selection: tuple[int, int] | None = None,
+    cache: ScopeCache | None = None,
+) -> list[SnippetTarget]:
+    """The regions the snippet goes to, in order. `selection`: the user's selection (start < end),
+    cursor (start == end), or None for neither. Raises NotPlaced."""
+    read = read_snippet(snippet, language)
+    if not read.has_code:
+        raise NotPlaced("the snippet holds no code (only blank lines and lazy markers); nothing to merge")
+    document = _Document(text, language, cache)
+    if not read.roots:
+        return [_pointed(document, read, selection, "the snippet names no definition")]
+    small = len(document.lines) <= WHOLE_FILE_LINES
+    placed: list[SnippetTarget] = []
+    for root in read.roots:
+        found = _visit(document, read, root, selection)
+        if found is _NEEDS_ENCLOSING:
+            if small:
+                return [SnippetTarget(document.file_target(), "file", read.text(0, len(read.lines) - 1), adds=True)]
+            where = f"{root.kind} `{root.name}` is not in the file"
+            placed.append(_pointed(document, read, selection, where, root))
+        else:
+            placed += found
+    loose = _new_loose_lines(document, read)
+    if loose:
+        first_root = read.roots[0].first_line
+        preamble = document.preamble()
+        if small:
+            return [SnippetTarget(document.file_target(), "file", read.text(0, len(read.lines) - 1))]
+        if all(i < first_root for i in loose) and preamble is not None:
+            placed.append(
+                SnippetTarget(document.lines_target(*preamble, "preamble"), "selection", read.text(0, first_root - 1))
+            )
+        else:
+            shown = read.lines[loose[0]].strip()
+            raise NotPlaced(
+                f"line {loose[0] + 1} of the snippet (`{shown[:60]}`) is outside its definitions and not in the file, "
+                f"so where it goes is not known; {POINT}, or leave that line out"
+            )
+    return _without_overlaps(placed)
+
+
+def _visit(
+    document: _Document, read: Snippet, node: SnippetDefinition, selection: tuple[int, int] | None
+) -> list[SnippetTarget] | None:
+    """The regions of `node` and its children, or _NEEDS_ENCLOSING when the document lacks it (or,
+    for a definition showing only its children, one of them) and it must go into an enclosing one."""
+    part = read.text(node.first_line, node.last_line)
+    if node.shows_only_children:
+        placed: list[SnippetTarget] = []
+        for child in node.children:
+            found = _visit(document, read, child, selection)
+            if found is _NEEDS_ENCLOSING:
+                break
+            placed += found
+        else:
+            return placed
+    matches = document.matches(node.path)
+    if not matches:
+        return _NEEDS_ENCLOSING
+    match = _one(document, node, matches, selection, _header_line(read, node))
+    target = document.definition_target(match)
+    if target is None:
+        return _NEEDS_ENCLOSING
+    return [SnippetTarget(target, "block", part, adds=node.shows_only_children)]
+
+
+def _one(
+    document: _Document,
+    node: SnippetDefinition,
+    matches: list[_Match],
+    selection: tuple[int, int] | None,
+    header: str = "",
+) -> _Match:
+    """The match, or of several the one the cursor or selection is in. Raises NotPlaced."""
+    exact = [m for m in matches if document.path_of(m.definition) == node.path]
+    matches = exact or matches  # a class `Foo` over Java's constructor `Foo.Foo`, whose path only ends with it
+    if len(matches) > 1 and header:  # overloads (Java's, C#'s): the one whose header line the snippet shows
+        same = [m for m in matches if document.lines[m.line].strip() == header]
+        matches = same if len(same) == 1 else matches
+    if len(matches) == 1:
+        return matches[0]
+    if selection is not None:
+        first, last = selection_lines(document.text, *selection, document.cache)
+        inside = [m for m in matches if m.definition.first_line <= first and last <= m.definition.last_line]
+        if inside:
+            return min(inside, key=lambda m: m.definition.line_count)
+    where = ", ".join(str(m.definition.first_line + 1) for m in matches[:8])
+    raise NotPlaced(
+        f"the file has {count_of(len(matches), 'definition')} named `{node.name}` (lines {where}); put the cursor "
+        "in the one the snippet is for (on the command line: --lines N) and apply it again"
+    )
+
+
+def _header_line(read: Snippet, node: SnippetDefinition) -> str:
+    """The snippet's line that names the definition (stripped), or ""."""
+    name = re.compile(rf"(?<![\w$]){re.escape(node.path[-1])}(?![\w$])")
+    for index in range(node.first_line, node.last_line + 1):
+        if index not in read.markers and name.search(read.lines[index]):
+            return read.lines[index].strip()
+    return ""
+
+
+def _pointed(
+    document: _Document,
+    read: Snippet,
+    selection: tuple[int, int] | None,
+    why: str,
+    node: SnippetDefinition | None = None,
+) -> SnippetTarget:
+    """The region the user points at, for a snippet (or a definition of it) the file does not place."""
+    part = read.text(node.first_line, node.last_line) if node else read.text(0, len(read.lines) - 1)
+    if selection is None:
+        raise NotPlaced(f"{why}, so where it goes is not known; {POINT}")
+    start, end = selection
+    if end > start:
+        first, last = selection_lines(document.text, start, end, document.cache)
+        return SnippetTarget(document.lines_target(first, last), "selection", part, adds=node is not None)
+    region = choose_region(document.text, start, start, "block", document.language, document.cache)
+    if region.kind == "block" and region.definition is not None:
+        chosen = region.definition
+        target = Target(region.start, region.end, chosen.first_line, chosen.last_line, chosen, start)
+        return SnippetTarget(target, "block", part, adds=node is not None)
+    if len(document.lines) <= WHOLE_FILE_LINES:
+        return SnippetTarget(document.file_target(), "file", part, adds=node is not None)
+    raise NotPlaced(
+        f"{why}, and the cursor is in no definition; select the lines the snippet replaces (on the command line: "
+        "--lines START:END) and apply it again"
+    )
+
+
+def _new_loose_lines(document: _Document, read: Snippet) -> list[int]:
+    """The snippet's loose code lines the document does not hold already (context shown, not changed)."""
+    present = {line.strip() for line in document.lines}
+    return [i for i in read.loose if read.lines[i].strip() not in present]
+
+
+def _without_overlaps(placed: list[SnippetTarget]) -> list[SnippetTarget]:
+    """In order; a region inside another is part of it, and one named twice is one (its parts joined)."""
+    kept: list[SnippetTarget] = []
+    for item in sorted(placed, key=lambda p: (p.target.start, -p.target.end)):
+        if kept and item.target.start < kept[-1].target.end:
+            last = kept[-1]
+            if (item.target.start, item.target.end) == (last.target.start, last.target.end) and item.part != last.part:
+                kept[-1] = SnippetTarget(last.target, last.scope, last.part + item.part, last.adds or item.adds)
+            continue
+        kept.append(item)
+    return kept
