@@ -197,6 +197,40 @@ DOCS: tuple[Doc, ...] = (
         "lower it for a tight limit. An untrusted channel may only lower it.",
         "concurrency = 8",
     ),
+    Doc(
+        ("refactor.verify",),
+        "The check before an edit, in every edit format and for each definition of a batch: `syntax`, an "
+        "answer must bring no syntax error the code did not have (Python: the standard library's parser; "
+        "JavaScript, TypeScript, Go, Rust, Java and the other languages the scope reads by their brackets, "
+        "`end` blocks for Ruby and Lua: their brackets and blocks must close as before; other languages are "
+        "not checked, and the stats say `not checked`). An error that was there before (a file in the middle "
+        "of an edit) does not count. One that the answer brings is sent back to the model once to fix "
+        "(`repairs`), or refused: nothing is applied, and the message names the line and the error. `off`: "
+        "no check. An untrusted channel may turn it on, not off. See "
+        "[how it works](how-it-works.md#the-check-before-an-edit).",
+        'verify = "off"',
+    ),
+    Doc(
+        ("refactor.repairs",),
+        "How many times an answer the check refused is sent back to the same backend to fix, the broken answer "
+        "as the prediction (nearly all of it is copied) and the error in the instruction. The repair's time, "
+        "tokens and cost count in the refactor's stats, and its summary says `repaired: '(' was never closed "
+        "at line 12 · +0.4 s`. `0`: refuse at once. An untrusted channel may only lower it.",
+        "repairs = 0",
+    ),
+    Doc(
+        ("refactor.checkers",),
+        "Your own checker per languageId, run on the document an answer would leave after the check above: "
+        "a command (the program, then its arguments; no shell) that reads the document on its standard input "
+        "and exits non-zero on an error, whose first lines of output are the error (and what a repair is "
+        "asked to fix). Only an error the answer brings counts: when the checker fails, it is run on the code "
+        "as it was too. It runs in your home folder, for at most 10 s, and only from your user file: a "
+        "workspace file or editor settings, trusted or not, cannot name a program to run "
+        "([Safety](safety.md)).",
+        'checkers = { javascript = ["node", "--check"], go = ["gofmt", "-e"], python = ["ruff", "check", '
+        '"--select", "E9,F63,F7,F82", "-"] }',
+        default_note=" (none)",
+    ),
     Doc(("refactor.timeout_s",), "The most a refactor may take, retries included, in seconds.", "timeout_s = 300"),
     Doc(("refactor.connect_timeout_s",), "Seconds to connect to the backend.", "connect_timeout_s = 3"),
     Doc(
@@ -289,6 +323,7 @@ DOCS: tuple[Doc, ...] = (
 
 # Schema settings the VS Code extension does not declare on purpose, and why.
 VSCODE_ABSENT: dict[str, str] = {
+    "refactor.checkers": "a command runs with your rights: only your user file names one",
     "trusted_workspaces": "only your user file can trust a folder; the server ignores it from editor settings",
     "backends.<name>.price_input_per_mtok": "your prices belong in your user file",
     "backends.<name>.price_output_per_mtok": "your prices belong in your user file",
@@ -352,6 +387,8 @@ def describe_type(hint: Any) -> str:
         return "an array of tables (`[[actions]]`)"
     if get_origin(hint) is dict and args == (str, str):
         return "a table of strings"
+    if get_origin(hint) is dict and args == (str, list[str]):
+        return "a table of commands (lists of strings)"
     raise ValueError(f"no description for the type {hint!r}")
 
 

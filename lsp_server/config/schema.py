@@ -17,6 +17,8 @@ EditFormat = Literal["auto", "region", "hunks"]
 # How a `hunks` answer is written: SEARCH/REPLACE blocks, or unified-diff hunks without line numbers.
 HunksForm = Literal["search-replace", "diff"]
 LogLevel = Literal["error", "warning", "info", "debug"]
+# The check before an edit (formats/verify.py): "syntax", no syntax error the code did not have; "off".
+VerifyMode = Literal["syntax", "off"]
 # How the prediction reached a backend: the `prediction` field, the prompt a server drafts from, or not at all.
 PredictionVia = Literal["field", "prompt", "off"]
 
@@ -80,6 +82,15 @@ class RefactorSettings:
     # A batch (each definition of a selection, a file or files): refactors in flight at once. 4: where
     # the measured aggregate speed with prediction peaked (docs/settings.md says how it was chosen).
     concurrency: int = 4
+    # The check before an edit: an answer must bring no syntax error the code did not have (Python's parser,
+    # the brackets of the brace languages: scope/syntax.py), or "off".
+    verify: VerifyMode = "syntax"
+    # Requests that ask the model to fix an answer the check refused, at most (each one more request to the
+    # same backend, the broken answer its prediction); 0: refuse it at once.
+    repairs: int = 1
+    # Your own checker per languageId: a command (no shell) that reads the document on stdin and exits
+    # non-zero on an error, run after the check above. Only your user file may name one (config/trust.py).
+    checkers: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -186,9 +197,13 @@ COST_KEYS = frozenset({"model", "prediction"})
 # attempts. An untrusted layer may only lower them. The timeouts are not among them: a longer wait sends
 # nothing more, and what a slow answer is billed for is still capped by these.
 # `concurrency` is not a cost but a load on the user's backend (and its rate limit): lowered only, too.
+# `repairs` are requests too.
 COST_CEILINGS = frozenset(
-    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency"}
+    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency", "repairs"}
 )
+# Settings only the user's own file may set: a command it names runs with the user's rights (a repository's
+# file or editor settings, trusted or not, are written by someone else).
+USER_FILE_ONLY = frozenset({"checkers"})
 # `refactor.max_tokens = 0` lets the region's size decide the limit, never below this (pipeline/plan.py,
 # `default_max_tokens`): a fixed limit up to it never allows more than the automatic one would.
 MIN_AUTO_MAX_TOKENS = 256

@@ -1,0 +1,168 @@
+"""Verified edits against the loopback backend: an answer that brings a syntax error is sent back once
+to the backend that answered, the broken answer as its prediction, and applied only when the repair
+parses; a valid answer costs one request; a file already broken takes a valid answer."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import Config
+from lsp_server.formats import verify as verify_module
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest
+from lsp_server.stats.words import status_text, summary
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from lsp_server.testing.responders import SlippingResponder, region_of
+from tests.conftest import backend_table
+
+FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"
+SOURCE = f"import os\n\n\n{FUNCTION}\n\ndef main():\n    return load('x')\n"
+RENAMED = FUNCTION.replace("data", "content")
+BROKEN = RENAMED.replace("len(content)", "len(content")  # line 6 of the file
+ERROR = "'(' was never closed at line 6"
+
+
+def config(fake: FakeBackend, **refactor: Any) -> Config:
+    table: dict[str, Any] = {"default_backend": "fake", "backends": {"fake": backend_table(fake)}}
+    return build_config([Layer("test config", {**table, "refactor": refactor})])
+
+
+def request(text: str = SOURCE, edit_format: str = "region") -> RefactorRequest:
+    at = text.index("data =")
+    return RefactorRequest("loader.py", text, at, at, "rename data to content", edit_format=edit_format)  # type: ignore[arg-type]
+
+
+def prediction_of(sent: dict[str, Any]) -> str | None:
+    return (sent.get("prediction") or {}).get("content")
+
+
+async def test_a_broken_answer_is_repaired_with_itself_as_the_prediction(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    fake_backend.enqueue(Reply(text=BROKEN), Reply(text=RENAMED))
+    result = await engine.refactor(request(), config(fake_backend))
+    assert result.new_text == SOURCE.replace(FUNCTION, RENAMED)
+    first, repair = fake_backend.requests
+    assert prediction_of(first) == FUNCTION and prediction_of(repair) == BROKEN
+    assert region_of(repair["messages"]) == BROKEN  # the answer between the markers: what the model mends
+    prompt = repair["messages"][1]["content"]
+    assert "syntax error that the code did not have before at line 3 of the region: '(' was never closed" in prompt
+    assert ">    3 |     return len(content\n" in prompt
+    stats = result.stats
+    assert (stats.checked, stats.repaired, stats.repair_problem) == ("python", True, ERROR)
+    assert stats.repair_ms and stats.repair_ms > 0 and stats.repair_completion_tokens
+    assert stats.waited_ms() == stats.latency_ms + stats.repair_ms
+    assert f"repaired: {ERROR} · +" in summary(stats) and status_text(stats).endswith(" · repaired")
+
+
+async def test_a_repair_that_does_not_mend_it_applies_nothing_and_names_the_error(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    still = RENAMED.replace("read()", "read(")
+    fake_backend.enqueue(Reply(text=BROKEN), Reply(text=still))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request(), config(fake_backend))
+    assert str(info.value) == (
+        f"the model's answer had a syntax error that the code did not have ({ERROR}), and asked to fix it, it "
+        "still has one: '(' was never closed at line 5; nothing was applied — run it again, or ask for a smaller "
+        "change"
+    )
+    assert info.value.output == still  # kept for the user, as refused answers are
+    assert info.value.stats is not None and info.value.stats.repaired is False
+    assert len(fake_backend.requests) == 2
+
+
+async def test_a_valid_answer_costs_one_request(engine: Engine, fake_backend: FakeBackend) -> None:
+    result = await engine.refactor(request(), config(fake_backend))
+    assert result.new_text == SOURCE.replace(FUNCTION, RENAMED)
+    assert len(fake_backend.requests) == 1
+    assert (result.stats.checked, result.stats.repaired) == ("python", None)
+    assert "repair" not in summary(result.stats)
+
+
+async def test_a_file_already_broken_takes_a_valid_answer_and_refuses_a_broken_one(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    broken_file = SOURCE.replace("    return load('x')", "    return load('x'")  # the user is mid-edit, below
+    result = await engine.refactor(request(broken_file), config(fake_backend))
+    assert result.new_text == broken_file.replace(FUNCTION, RENAMED)
+    assert len(fake_backend.requests) == 1
+    fake_backend.enqueue(Reply(text=BROKEN), Reply(text=BROKEN))
+    with pytest.raises(RefactorError, match="still has one: '\\(' was never closed at line 6"):
+        await engine.refactor(request(broken_file), config(fake_backend))
+
+
+async def test_with_no_repairs_allowed_a_broken_answer_is_refused_at_once(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    fake_backend.enqueue(Reply(text=BROKEN))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request(), config(fake_backend, repairs=0))
+    assert str(info.value) == (
+        f"the model's answer has a syntax error that the code did not have: {ERROR}; nothing was applied — run "
+        "it again, or let refactor.repairs ask the model to fix it"
+    )
+    assert len(fake_backend.requests) == 1
+
+
+async def test_with_the_check_off_the_answer_is_applied_as_it_came(engine: Engine, fake_backend: FakeBackend) -> None:
+    fake_backend.enqueue(Reply(text=BROKEN))
+    result = await engine.refactor(request(), config(fake_backend, verify="off"))
+    assert result.new_text == SOURCE.replace(FUNCTION, BROKEN)
+    assert result.stats.checked == "off"
+
+
+async def test_a_broken_hunks_answer_is_repaired_in_the_region_format(engine: Engine, make_fake: Any) -> None:
+    fake = make_fake("openai", responder=SlippingResponder(slip="dropped closing bracket", seed=3))
+    result = await engine.refactor(request(edit_format="hunks"), config(fake))
+    assert result.new_text == SOURCE.replace(FUNCTION, RENAMED)
+    first, repair = fake.requests
+    assert "SEARCH" in first["messages"][0]["content"] and "SEARCH" not in repair["messages"][0]["content"]
+    broken = region_of(repair["messages"])
+    assert broken != RENAMED and prediction_of(repair) == broken  # the broken region, as the hunks left it
+    assert result.stats.edit_format == "hunks" and result.stats.repaired is True
+
+
+async def test_a_local_server_drafts_the_repair_from_the_broken_answer_in_its_prompt(
+    engine: Engine, make_fake: Any
+) -> None:
+    fake = make_fake("vllm", responder=SlippingResponder(slip="unterminated string", seed=1))
+    text = SOURCE.replace("open(path)", "open(path, 'r')")
+    result = await engine.refactor(request(text), config(fake))
+    assert result.new_text == text.replace("data", "content")
+    _, repair = fake.requests
+    assert "prediction" not in repair and "unterminated string literal" in repair["messages"][1]["content"]
+    assert region_of(repair["messages"]).count("'") == 1  # the broken answer is what the server drafts from
+    assert result.stats.repaired is True
+
+
+async def test_a_backend_error_on_the_repair_applies_nothing(engine: Engine, fake_backend: FakeBackend) -> None:
+    fake_backend.enqueue(Reply(text=BROKEN), Reply(status=400, error="bad request"))
+    with pytest.raises(RefactorError) as info:
+        await engine.refactor(request(), config(fake_backend))
+    message = str(info.value)
+    assert message.startswith(f"the model's answer has a syntax error that the code did not have: {ERROR}, and ")
+    assert "asking to fix it failed" in message and info.value.output == BROKEN
+
+
+async def test_the_check_runs_off_the_event_loop(
+    engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[threading.Thread] = []
+    real = verify_module.syntax_check
+
+    def watched(*args: Any) -> Any:
+        threads.append(threading.current_thread())
+        return real(*args)
+
+    monkeypatch.setattr(verify_module, "syntax_check", watched)
+    await engine.refactor(request(), config(fake_backend))
+    assert threads and threads[0] is not threading.main_thread()
+    assert asyncio.get_running_loop().is_running()
