@@ -11,6 +11,7 @@ other check whose finding a repair may mend makes one too, with its own `kind`.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -31,8 +32,10 @@ class Problem:
     kind: str = "syntax error"  # what sort of problem, in words
 
     def describe(self) -> str:
-        """`'(' was never closed at line 12`."""
-        return f"{self.message} at line {self.line}" if self.line else self.message
+        """`'(' was never closed at line 12` (the line once: `unterminated string literal (detected at line 12)`)."""
+        if not self.line or re.search(rf"\bline {self.line}\b", self.message):
+            return self.message
+        return f"{self.message} at line {self.line}"
 
 
 @dataclass(frozen=True)

@@ -257,13 +257,13 @@ class Engine:
         first = tries.problems[0] if tries.problems else None
         allowed = plan.settings.repairs
         if len(tries.problems) >= allowed:
-            raise RefactorError(refused_message(problem, first, allowed), stats, completion.text) from None
+            raise RefactorError(refused_message(problem, first, allowed), stats, completion.text, problem) from None
         memory, refused = self.backend_memory, self._refused(attempt.backend)
         try:
             repair = await repair_on(plan, attempt, answer, problem, memory, refused)
         except WindowTooSmall as too_small:
             message = f"{refused_message(problem, first, allowed)} (a repair does not fit: {too_small})"
-            raise RefactorError(message, stats, completion.text) from None
+            raise RefactorError(message, stats, completion.text, problem) from None
         tries.problems.append(problem)
         tries.repairing, tries.repaired_answer = stats, completion.text
         return repair

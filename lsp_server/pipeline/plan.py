@@ -27,6 +27,7 @@ from ..config.schema import (
 from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
 from ..formats.prompt import Prompt, build_prompt, region_text
+from ..formats.verify import Problem
 from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from ..scope.file_language import language_of
 from ..stats.measured import RefactorStats
@@ -38,10 +39,17 @@ TITLE_CHARS = 60
 class RefactorError(Exception):
     """The refactor cannot go on; the message is for the user and says what to do."""
 
-    def __init__(self, message: str, stats: RefactorStats | None = None, output: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        stats: RefactorStats | None = None,
+        output: str | None = None,
+        problem: Problem | None = None,
+    ) -> None:
         super().__init__(message)
         self.stats = stats
         self.output = output  # the model's raw answer, when it came but could not be applied
+        self.problem = problem  # what the check before the edit found in it, when that refused it
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ parses; a valid answer costs one request; a file already broken takes a valid an
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +23,8 @@ from lsp_server.stats.words import status_text, summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import SlippingResponder, region_of
-from tests.conftest import backend_table
+from tests.backends.test_cli import run_cli
+from tests.conftest import backend_table, write_config
 
 FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"
 SOURCE = f"import os\n\n\n{FUNCTION}\n\ndef main():\n    return load('x')\n"
@@ -166,3 +170,53 @@ async def test_the_check_runs_off_the_event_loop(
     await engine.refactor(request(), config(fake_backend))
     assert threads and threads[0] is not threading.main_thread()
     assert asyncio.get_running_loop().is_running()
+
+
+# -- through the command line --------------------------------------------------------------------------
+
+
+def cli(tmp_path: Path, fake: FakeBackend, text: str = SOURCE, *extra: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "loader.py").write_text(text, encoding="utf-8")
+    config = write_config(tmp_path, fake=fake)
+    args = ["refactor", "loader.py", "-i", "rename data to content", "--at", "5", "--write", "--json", *extra]
+    return run_cli(*args, config=config, cwd=tmp_path)
+
+
+def test_the_cli_writes_a_repaired_answer_and_says_so(tmp_path: Path, make_fake: Any) -> None:
+    fake = make_fake("openai", responder=SlippingResponder(slip="dropped closing bracket", seed=5))
+    done = cli(tmp_path, fake)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "loader.py").read_text(encoding="utf-8") == SOURCE.replace(FUNCTION, RENAMED)
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "applied" and report["repaired"] is True
+    assert "never closed at line " in report["stats"]["repair_problem"]
+    _, repair = fake.requests
+    assert prediction_of(repair) == region_of(repair["messages"]) != RENAMED  # the broken answer, predicted
+    assert f"repaired: {report['stats']['repair_problem']} · +" in done.stderr  # the summary line
+
+
+def test_the_cli_refuses_an_answer_its_repair_does_not_mend(tmp_path: Path, make_fake: Any) -> None:
+    fake = make_fake("openai", responder=SlippingResponder(slip="dropped closing bracket", fixes=False, seed=5))
+    done = cli(tmp_path, fake)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (tmp_path / "loader.py").read_text(encoding="utf-8") == SOURCE  # untouched
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "refused" and report["repaired"] is False
+    error = report["error"]
+    assert error["kind"] == "syntax error" and error["line"] >= 5 and "never closed" in error["message"]
+    assert done.stderr.startswith("refactor-lsp: the model's answer had a syntax error that the code did not have")
+    assert f"{error['message']} at line {error['line']}; nothing was applied" in done.stderr
+    kept = Path(report["answer_file"])
+    assert kept.read_text(encoding="utf-8") == report["answer"] == region_of(fake.requests[1]["messages"])
+    assert len(fake.requests) == 2
+
+
+def test_the_cli_applies_a_valid_answer_to_a_broken_file_with_one_request(tmp_path: Path, make_fake: Any) -> None:
+    fake = make_fake("openai")
+    broken_file = SOURCE.replace("    return load('x')", "    return load('x'")
+    done = cli(tmp_path, fake, broken_file)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "loader.py").read_text(encoding="utf-8") == broken_file.replace(FUNCTION, RENAMED)
+    report = json.loads(done.stdout)
+    assert report["repaired"] is None and report["stats"]["checked"] == "python"
+    assert len(fake.requests) == 1

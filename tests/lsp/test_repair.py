@@ -1,0 +1,157 @@
+"""Verified edits over real LSP, the backend on 127.0.0.1: an answer that would break the buffer is
+repaired (one more request, the broken answer as its prediction) or refused with the error's line
+and the parser's words, the buffer untouched; a batch repairs or refuses each definition alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
+from tests.lsp_harness import Editor, capabilities, server_setup
+
+STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+
+WORKSPACE = STATE_DIR / "repair-workspace"
+FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"
+SOURCE = f"import os\n\n\n{FUNCTION}\n\ndef main():\n    return load('x')\n"
+RENAMED = SOURCE.replace("data", "content")
+RENAME = "rename data to content"
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeBackend("openai", step_s=0.001) as fake:
+        yield fake
+
+
+@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
+async def client(lsp_client: LanguageClient, backend: FakeBackend):
+    WORKSPACE.mkdir(parents=True, exist_ok=True)
+    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+            initialization_options={
+                "defaultBackend": "fake",
+                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
+                "refactor": {"concurrency": 3},
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
+    ed: Editor = client.editor  # type: ignore[attr-defined]
+    ed.clear()
+    backend.reset()
+    backend.responder = rule_responder
+    return ed
+
+
+async def rename(editor: Editor, name: str, text: str = SOURCE) -> tuple[str, dict[str, Any]]:
+    uri = editor.open(WORKSPACE / name, text)
+    args = {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": RENAME}
+    return uri, await editor.execute("refactorLsp.refactor", args)
+
+
+def prediction_of(sent: dict[str, Any]) -> str | None:
+    return (sent.get("prediction") or {}).get("content")
+
+
+async def test_an_answer_that_breaks_the_code_is_repaired_and_the_editor_is_told(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    backend.responder = SlippingResponder(slip="dropped closing bracket", seed=5)
+    uri, reply = await rename(editor, "repaired.py")
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == RENAMED
+    first, repair = backend.requests
+    broken = region_of(repair["messages"])
+    assert prediction_of(first) == FUNCTION and prediction_of(repair) == broken != FUNCTION.replace("data", "content")
+    (notified,) = editor.stats
+    problem = notified["repair_problem"]
+    assert notified["repaired"] is True and notified["checked"] == "python" and " at line " in problem
+    assert notified["status_text"].endswith(" · repaired")  # what VS Code's status bar and Neovim's statusline show
+    assert f"repaired: {problem} · +" in editor.messages()[-1]  # the line the user reads
+
+
+async def test_a_repair_that_does_not_mend_it_leaves_the_buffer_and_names_the_error(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    backend.responder = SlippingResponder(slip="unterminated string", fixes=False, seed=1)
+    text = SOURCE.replace("open(path)", "open(path, 'r')")
+    uri, reply = await rename(editor, "refused.py", text)
+    assert reply["status"] == "error"
+    assert editor.buffers[uri] == text and editor.edits_received == []
+    (message,) = [m for m in editor.messages() if "nothing was applied" in m]
+    assert message == "refactor-lsp: " + reply["message"]
+    assert message.startswith("refactor-lsp: the model's answer had a syntax error that the code did not have (")
+    assert "still has one: unterminated string literal (detected at line 5); nothing was applied" in message
+    kept = Path(message.rsplit("(the model's answer: ", 1)[1].rstrip(")"))
+    assert kept.read_text(encoding="utf-8") == region_of(backend.requests[1]["messages"])  # where refused answers go
+    (notified,) = editor.stats
+    assert notified["repaired"] is False and notified["applied"] is False
+    assert len(backend.requests) == 2
+
+
+async def test_a_valid_answer_in_a_file_already_broken_is_applied_with_one_request(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    text = SOURCE.replace("    return load('x')", "    return load('x'")  # the user is mid-edit below
+    uri, reply = await rename(editor, "midedit.py", text)
+    assert reply["status"] == "applied"
+    assert editor.buffers[uri] == text.replace("data", "content")
+    assert len(backend.requests) == 1
+    (notified,) = editor.stats
+    assert notified["repaired"] is None and "repair" not in notified["summary"]
+
+
+# -- a batch: each definition repaired or refused alone -----------------------------------------------
+
+BATCH = "".join(f"def f{n}(data):\n    return len(data) + {n}\n\n\n" for n in range(4))
+
+
+def batch_responder(request: dict[str, Any]) -> str:
+    """f1's answer drops a bracket and its repair mends it; f2's does too, and its repair does not."""
+    region = region_of(request.get("messages", []))
+    if region.startswith("def f1") and region.count("(") > region.count(")"):
+        return rule_responder(request).replace("len(content + 1", "len(content) + 1")
+    answer = rule_responder(request)
+    if region.startswith(("def f1", "def f2")):
+        return answer.replace("len(content)", "len(content")
+    return answer
+
+
+async def test_a_batch_repairs_or_refuses_each_definition_alone_and_applies_the_rest(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    backend.responder = batch_responder
+    uri = editor.open(WORKSPACE / "batch.py", BATCH)
+    reply = await editor.execute("refactorLsp.refactorEach", {"uri": uri, "instruction": RENAME, "targets": "file"})
+    assert reply["status"] == "partial", reply
+    expected = BATCH.replace("data", "content").replace(
+        "def f2(content):\n    return len(content) + 2", "def f2(data):\n    return len(data) + 2"
+    )
+    assert editor.buffers[uri] == expected  # f0, f1 (repaired) and f3 applied; f2 untouched
+    outcomes = {t["definition"]: t for t in reply["stats"]["batch"]["targets"]}
+    assert {name: t["outcome"] for name, t in outcomes.items()} == {
+        "f0": "applied",
+        "f1": "applied",
+        "f2": "refused",
+        "f3": "applied",
+    }
+    assert outcomes["f1"]["stats"]["repaired"] is True and outcomes["f2"]["stats"]["repaired"] is False
+    assert "'(' was never closed at line 10" in outcomes["f2"]["reason"]
+    assert "4 definitions: 3 applied, 1 refused (1 repaired)" in reply["message"]
+    assert len(backend.requests) == 6  # four answers, two repairs
