@@ -71,7 +71,8 @@ def python_problem(text: str, start: int, end: int, new: str) -> SyntaxProblem |
     old = text[start:end]
     first_line = text.count("\n", 0, start)  # 0-based
     at_line_start = start == 0 or text[start - 1] in "\r\n"
-    if at_line_start and _indent(old) == _indent(new):
+    whole = start == 0 and end == len(text)  # the file itself: one parse of the new text decides, when it parses
+    if at_line_start and not whole and _indent(old) == _indent(new):
         old_alone = parse_python(textwrap.dedent(old))
         if isinstance(old_alone, ast.Module):
             new_alone = parse_python(textwrap.dedent(new))
