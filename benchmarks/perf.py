@@ -561,6 +561,14 @@ async def bench_overhead(pairs: int, progress_fields: bool = False) -> None:
 # -- 4. start-up and footprint -----------------------------------------------------------------------
 
 
+def libraries_once() -> float:
+    """Seconds for the same Python to start and import pygls's server (lsprotocol's classes compiled as
+    usual): what any pygls server pays before it can answer, on this machine, now."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import pygls.lsp.server"], env=ENV, cwd=str(ROOT), check=True)
+    return time.perf_counter() - t0
+
+
 def initialize_once(rss_after: str | None = None) -> tuple[float, int | None]:
     """(seconds from spawning the server to its initialize answer, VmRSS in kB after opening `rss_after`)."""
     t0 = time.perf_counter()
@@ -630,13 +638,28 @@ async def bench_startup(runs: int) -> None:
         f"\n[startup] `python -m lsp_server` spawned → initialize answered (median of {runs}); RSS after "
         "initialize + opening a 2,000-line document; code actions listed on a 20,000-line file"
     )
-    initialize_once()  # warm the OS file cache and the bytecode
-    times = [initialize_once()[0] for _ in range(runs)]
-    median = statistics.median(times)
+    initialize_once()  # warm the OS file cache, the bytecode and the code cache
+    libraries_once()
+    times, floors = [], []
+    for _ in range(runs):  # interleaved, so a slow spell of a shared machine hits both alike
+        times.append(initialize_once()[0])
+        floors.append(libraries_once())
+    median, floor = statistics.median(times), statistics.median(floors)
     from lsp_server.server import startup
 
     if startup.attrs_version() in startup.VERIFIED_ATTRS:
         row("startup", "initialize answered after the process starts", ms(median), "≤ 300.0 ms", median <= 0.3, median)
+        # The same start-up against this machine's own floor: a ratio a slower or busier machine keeps
+        # (the guard judges this one). The code cache has to pay for everything the server adds, with
+        # room to spare: without it the ratio is about 0.99, with it about 0.71 (2 cores, 2026-12-02).
+        row(
+            "startup",
+            f"initialize answered ÷ importing pygls alone without the cache ({ms(median)} vs {ms(floor)})",
+            f"{median / floor:.2f}",
+            "≤ 0.85",
+            median <= 0.85 * floor,
+            median / floor,
+        )
     else:  # the code cache is off for an attrs release it was not verified with: measured, not judged
         figure = f"initialize answered after the process starts (attrs {startup.attrs_version()}: no code cache)"
         row("startup", figure, ms(median), "", None, median)

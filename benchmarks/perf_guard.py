@@ -5,6 +5,9 @@ It fails on what a change can break badly, not on noise:
 - a figure with a "≤" target may reach TOLERANCE × the target (start-up twice as slow fails);
 - a ratio target near 1 (the server's overhead over a direct call, ≤ 1.02) may reach 1 + 8 × its margin;
 - a "≥" target (scope's savings) must keep at least half of it; "same" must stay "yes";
+- start-up is judged against the same machine's floor (importing pygls without the code cache), not
+  in milliseconds: the server must answer `initialize` in at most 0.85 of that import alone (about 0.71 with
+  the cache, 0.99 without);
 - edits must stay linear: the 100,000-line diff may take at most MAX_GROWTH × the 20,000-line one
   (linear is about 5×; quadratic would be about 25×).
 
@@ -32,10 +35,15 @@ def number(text: str) -> float | None:
     return float(match.group(0).replace(",", "")) if match else None
 
 
+# Figures whose absolute target belongs to a reference machine: the guard judges the ratio beside each
+# (measured in the same run against the machine's own floor) instead, so a slower CI machine is no failure.
+MACHINE_BOUND = ("initialize answered after the process starts",)
+
+
 def check(row: dict) -> str | None:
     """Why the row broke the guard, or None."""
     target, measured = row["target"].strip(), row["measured"].strip()
-    if not target:
+    if not target or row["figure"].strip() in MACHINE_BOUND:
         return None
     if target == "same":
         return None if measured == "yes" else f"no longer the same ({measured})"
@@ -44,7 +52,8 @@ def check(row: dict) -> str | None:
         return None
     if target.startswith("≤"):
         near_one = limit < 2 and not re.search(r"[a-zA-Z/×%]", target)
-        allowed = 1 + (limit - 1) * 8 if near_one else limit * TOLERANCE
+        # A ratio under 1 is already a margin against the machine's own floor: judged as it stands.
+        allowed = (1 + (limit - 1) * 8 if limit >= 1 else limit) if near_one else limit * TOLERANCE
         return None if value <= allowed else f"{measured} over {allowed:.3g} (target {target}, with tolerance)"
     if target.startswith("≥"):
         return None if value >= limit / 2 else f"{measured} under half the target {target}"

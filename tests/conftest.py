@@ -6,7 +6,10 @@
 - `tests/lsp`: the server end to end over real LSP (pytest-lsp);
 - `tests/editors`: real editors (Neovim, Emacs + eglot, Vim + ALE) driving the server.
 
-Shared fixtures: an isolated home for every test, the loopback fake backend, config files."""
+Shared here: an isolated home for every test; the loopback fake backend (`fake_backend` for the session,
+`fake_fixture(...)` for a module's own, `make_fake(...)` within a test); its settings, for a config file
+(`backend_table`, `write_config`) or an editor (`backend_settings`, `editor_settings`). LSP sessions
+start in tests/lsp_harness.py."""
 
 from __future__ import annotations
 
@@ -48,11 +51,21 @@ async def engine() -> AsyncIterator[Engine]:
     await fresh.close()
 
 
-@pytest.fixture(scope="session")
-def fake_backend() -> Iterator[FakeBackend]:
-    """One OpenAI-kind fake for the whole session; it is reset before every test that uses it."""
-    with FakeBackend("openai", step_s=STEP_S) as fake:
-        yield fake
+def fake_fixture(kind: str = "openai", *, scope: str = "module", **settings: Any) -> Any:
+    """A fixture of a fake with settings of its own, started once per `scope` and stopped after it:
+    `backend = fake_fixture("vllm", context_window=4096)` in a test module. A forward pass costs
+    STEP_S unless `step_s` says otherwise."""
+
+    @pytest.fixture(scope=scope)
+    def fixture() -> Iterator[FakeBackend]:
+        with FakeBackend(kind, **{"step_s": STEP_S, **settings}) as fake:
+            yield fake
+
+    return fixture
+
+
+# One OpenAI-kind fake for the whole session; it is reset before every test that uses it.
+fake_backend = fake_fixture(scope="session")
 
 
 @pytest.fixture(autouse=True)
@@ -92,6 +105,31 @@ def backend_table(fake: FakeBackend | None = None, **keys: Any) -> dict[str, Any
         table = {"type": fake.kind, "base_url": fake.url, "model": fake.models[0]}
     table.update(keys)
     return table
+
+
+def backend_settings(fake: FakeBackend, **keys: Any) -> dict[str, Any]:
+    """The same table as editor settings, camelCase as editors send them (`keys` snake_case, as in TOML)."""
+    return {_camel(key): value for key, value in backend_table(fake, **keys).items()}
+
+
+def editor_settings(
+    fake: FakeBackend,
+    *,
+    name: str = "fake",
+    keys: Mapping[str, Any] | None = None,
+    others: Mapping[str, Mapping[str, Any]] | None = None,
+    **top: Any,
+) -> dict[str, Any]:
+    """Editor settings (`initializationOptions`, a `workspace/configuration` answer) whose default backend
+    `name` is `fake`: `keys` adds to its table, `others` are more backends, `top` more settings
+    (`refactor={"concurrency": 4}`)."""
+    backends = {name: backend_settings(fake, **(keys or {})), **(others or {})}
+    return {"defaultBackend": name, "backends": backends, **top}
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def _toml_key(key: str) -> str:

@@ -1,22 +1,40 @@
-"""An editor for end-to-end tests: a pytest-lsp client that keeps buffers and applies edits as
-VS Code does (a versioned edit older than the buffer is rejected), with its own position code so
-the server's is checked against an independent implementation."""
+"""The LSP test harness: one way to start a session, and an editor on top of it.
+
+- `server_setup()`: a test module's own state folder and the server config that uses it;
+- `initialize(client, workspace, settings)`: the session as an editor opens it (that editor's
+  capabilities, the workspace folders, the settings as `initializationOptions`, usually
+  `conftest.editor_settings(fake)`); returns the `Editor`;
+- `session(setup, workspace, settings)`: a module's server as a pytest-lsp fixture, one for all its
+  tests; `fresh(client)` (the `editor` fixture of tests/lsp/conftest.py) gives each test a clean slate;
+- `start_session(setup, workspace, settings)`: a server of a test's own, which the test ends;
+- `Editor`: a pytest-lsp client that keeps buffers and applies edits as VS Code does (a versioned edit
+  older than the buffer is rejected), with its own position code so the server's is checked against
+  an independent implementation.
+"""
 
 from __future__ import annotations
 
 import ast
 import asyncio
 import atexit
+import inspect
 import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import pytest
+import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend
+
+CLIENT = "visual-studio-code"  # the editor a session plays unless a test names another (pytest-lsp's records)
 
 
 class ServerSetup(NamedTuple):
@@ -30,8 +48,8 @@ class ServerSetup(NamedTuple):
 def server_setup() -> ServerSetup:
     """A fresh folder for the servers' history, config and home, and a server config using it.
 
-    Call it once at the top of each test module (`STATE_DIR, SERVER_ENV, SERVER_CONFIG =
-    server_setup()`): one module's refactors never show up in another module's `showStats`.
+    Call it once at the top of each test module (`SETUP = server_setup()`): one module's refactors
+    never show up in another module's `showStats`.
     """
     state_dir = Path(tempfile.mkdtemp(prefix="refactor-lsp-test-"))
     atexit.register(shutil.rmtree, state_dir, ignore_errors=True)
@@ -45,6 +63,109 @@ def server_setup() -> ServerSetup:
     return ServerSetup(
         state_dir, env, ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=env)
     )
+
+
+async def initialize(
+    client: LanguageClient,
+    workspace: Path | Sequence[Path],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    client_name: str = CLIENT,
+    encodings: Sequence[str] = (),
+) -> Editor:
+    """Open the session as the editor `client_name` does: its capabilities (with `encodings`, the
+    position encodings it offers), the workspace folder(s), created if need be, and `settings` as
+    `initializationOptions`. Returns the Editor, which writes positions in the encoding the server chose."""
+    folders = [workspace] if isinstance(workspace, Path) else list(workspace)
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    caps = capabilities(client_name)
+    if encodings:
+        caps.general = types.GeneralClientCapabilities(position_encodings=list(encodings))
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            workspace_folders=[types.WorkspaceFolder(folder.as_uri(), folder.name) for folder in folders],
+            initialization_options=settings,
+        )
+    )
+    editor = Editor(client, encoding=result.capabilities.position_encoding or "utf-16")
+    _EDITORS[client] = editor
+    return editor
+
+
+async def start_session(
+    setup: ServerSetup,
+    workspace: Path | Sequence[Path],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    client_name: str = CLIENT,
+) -> Editor:
+    """A server of one test's own, started with `args` and `env` added to the module's setup and opened
+    as `initialize` does; the test ends it (`editor.client.shutdown_session()`, or whatever it tests)."""
+    config = ClientServerConfig(
+        server_command=[*setup.config.server_command, *args], server_env={**setup.env, **(env or {})}
+    )
+    return await initialize(await config.start(), workspace, settings, client_name=client_name)
+
+
+def session(
+    setup: ServerSetup,
+    workspace: Path | Sequence[Path],
+    settings: Callable[..., Mapping[str, Any] | None] | None = None,
+    *,
+    configuration: Callable[..., Mapping[str, Any]] | None = None,
+    client_name: str = CLIENT,
+    env: Mapping[str, str] | None = None,
+    encodings: Sequence[str] = (),
+) -> Any:
+    """A module's server as a pytest-lsp fixture: `client = session(SETUP, WORKSPACE, lambda backend:
+    editor_settings(backend))`. `settings` gives the `initializationOptions`, `configuration` the editor's
+    answer to `workspace/configuration` (section `refactorLsp`); their parameters name the fixtures they
+    need (the module's fakes, which `fresh` resets). With `encodings`, one session per encoding, each
+    offering that one alone."""
+    config = ClientServerConfig(server_command=setup.config.server_command, server_env={**setup.env, **(env or {})})
+
+    @pytest_lsp.fixture(config=config, scope="module", params=list(encodings) or None)
+    async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+        fakes: list[FakeBackend] = []
+        if configuration is not None:
+            lsp_client.set_configuration(_with_fixtures(configuration, request, fakes), section="refactorLsp")
+        options = _with_fixtures(settings, request, fakes) if settings is not None else None
+        offered = [request.param] if encodings else []
+        editor = await initialize(lsp_client, workspace, options, client_name=client_name, encodings=offered)
+        if encodings:
+            assert editor.encoding == request.param, "the server chose an encoding the editor did not offer"
+        _FAKES[lsp_client] = tuple(dict.fromkeys(fakes))
+        yield
+        await lsp_client.shutdown_session()
+
+    return client
+
+
+def _with_fixtures(make: Callable[..., Any], request: pytest.FixtureRequest, fakes: list[FakeBackend]) -> Any:
+    """`make` called with the fixtures its parameters name; the fakes among them added to `fakes`."""
+    named = [p.name for p in inspect.signature(make).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    values = {name: request.getfixturevalue(name) for name in named}
+    fakes += [value for value in values.values() if isinstance(value, FakeBackend)]
+    return make(**values)
+
+
+def editor_of(client: LanguageClient) -> Editor:
+    """The Editor that `initialize` put on the client."""
+    return _EDITORS[client]
+
+
+def fresh(client: LanguageClient) -> Editor:
+    """A module session's editor for the next test: no messages, stats or edits from the test before,
+    and the fakes its settings named reset."""
+    editor = _EDITORS[client]
+    editor.clear()
+    for fake in _FAKES.get(client, ()):
+        fake.reset()
+    return editor
 
 
 def _line_starts(text: str) -> list[int]:
@@ -79,6 +200,11 @@ def to_position(text: str, offset: int, encoding: str = "utf-16") -> types.Posit
     return types.Position(line=line, character=units)
 
 
+def _as_dict(params: Any) -> dict[str, Any]:
+    """A notification's params as a dict (pygls hands an object's fields over as a named tuple)."""
+    return params if isinstance(params, dict) else params._asdict()
+
+
 def _as_code_action(item: types.CodeAction | types.Command) -> types.CodeAction:
     """lsprotocol's client converter reads a CodeAction that carries a `command` object as a bare
     Command (the union is ambiguous on the wire), with the object's repr as its `command` string."""
@@ -100,6 +226,7 @@ class Editor:
         self.edits_received: list[types.ApplyWorkspaceEditParams] = []
         self.versions_at_edit: list[dict[str, int]] = []  # the buffers' versions when each edit arrived
         self.stats: list[dict[str, Any]] = []
+        self.progress_fields: list[dict[str, Any]] = []  # `refactorLsp/progress`, to a plugin that asked for it
         self.reject_next_edit: str | None = None
         self.reply_to_apply_edit = True
         # The user's choice in a refactor preview, by change annotation label (VS Code: tick boxes):
@@ -111,10 +238,14 @@ class Editor:
             return await self._on_apply_edit(params)
 
         def on_stats(params: Any) -> None:
-            self._on_stats(params)
+            self.stats.append(_as_dict(params))
+
+        def on_progress(params: Any) -> None:
+            self.progress_fields.append(_as_dict(params))
 
         client.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
         client.feature("refactorLsp/stats")(on_stats)
+        client.feature("refactorLsp/progress")(on_progress)
 
     # -- documents -----------------------------------------------------------------------
     def open(self, path: Path, text: str, language_id: str = "python") -> str:
@@ -201,9 +332,6 @@ class Editor:
             return True
         return self.preview_keeps(annotations[edit.annotation_id].label)
 
-    def _on_stats(self, params: Any) -> None:
-        self.stats.append(params if isinstance(params, dict) else params._asdict())
-
     # -- actions -------------------------------------------------------------------------
     async def code_actions(
         self,
@@ -242,6 +370,7 @@ class Editor:
     def clear(self) -> None:
         self.client.messages.clear()
         self.stats.clear()
+        self.progress_fields.clear()
         self.edits_received.clear()
         self.versions_at_edit.clear()
         self.edit_event.clear()
@@ -258,3 +387,7 @@ def capabilities(name: str = "visual-studio-code") -> types.ClientCapabilities:
     from pytest_lsp import client_capabilities
 
     return client_capabilities(name)
+
+
+_EDITORS: weakref.WeakKeyDictionary[LanguageClient, Editor] = weakref.WeakKeyDictionary()
+_FAKES: weakref.WeakKeyDictionary[LanguageClient, tuple[FakeBackend, ...]] = weakref.WeakKeyDictionary()

@@ -6,6 +6,7 @@
 - `errors`: `BackendError`, the one error a backend call raises, its message naming what to fix;
 - `window`: a backend's context window, from where the backend says it;
 - `memory`: what each backend taught (its window, its characters per token), kept across processes;
+- `served`: which model a backend serves, as its `/v1/models` says (the demo's small model, told apart);
 - `acceptance`: prediction acceptance as the answer's final chunk reports it;
 - `metrics`: vLLM's Prometheus counters, the fallback source of draft acceptance.
 

@@ -1,24 +1,8 @@
 """`refactor-lsp bench`: the same edits with and without prediction, side by side.
 
-Every task of a corpus (benchmarks/tasks/, format in its README) runs through the server's own
-pipeline (the engine's `refactor`) twice per repetition: once with the prediction and once without,
-with the same prompt at temperature 0. "Without" is the same backend without the `prediction` field
-for OpenAI-type backends; for vLLM and llama.cpp, whose speculation is a server setting, it is a
-baseline backend: the same model served without speculative decoding.
-
-Pairs alternate which mode runs first, task by task and repetition by repetition (ABAB... then
-BABA...), so that warm caches and drift favour neither mode. Speedup is the median, over pairs, of
-the baseline's latency divided by the prediction's latency.
-
-With `--edit-format region,hunks,auto` the modes are those edit formats (`region` gives two: with and
-without the prediction; the region format without prediction always runs, as the reference), and
-the report adds each mode's wait against the task's ideal time: the backend's TTFT plus the tokens
-that differ, written at its plain decode rate, all measured in the same run (`ideal`).
-
-Under load (`--concurrency 1,2,4`), each level runs the same schedule with every run replaced by a
-batch: N identical requests sent at once through the one engine, then N in the other mode. The
-report adds a row per level: latency, speedup, per-request and aggregate tokens/s, acceptance, and
-how many answers really streamed at once.
+Every task of a corpus (benchmarks/tasks/, format in its README) runs through the engine's own
+`refactor` in each mode, in an order that favours none, at temperature 0; the report gives medians
+and ratios from one run. benchmarks/README.md says what each mode, figure and table means.
 
 One module per job, each importing only those listed before it:
 - `tasks`: the corpus (Task, load_tasks) and BenchError;
@@ -31,17 +15,19 @@ One module per job, each importing only those listed before it:
 - `render_cells`, `render_load`, `render_formats`, `render`: the tables for the terminal and Markdown;
 - `options`: --concurrency and --edit-format, parsed and checked;
 - `progress`: the progress display on stderr;
-- `runner`: the plan, the schedule, each run and batch through the engine, the whole bench (`measure`);
+- `plan`: the backends, modes, levels and repetitions, checked before anything is sent (`make_plan`);
+- `runner`: the schedule, each run and batch through the engine, the frame every bench runs in
+  (`around`), the whole bench (`measure`);
 - `batch_tasks`, `batch_report`, `render_batch`, `batch_runner`: batch tasks (`kind = "batch"`: every
-  top-level definition of a file, one instruction), loaded and checked, their runs and summaries, their
-  table, and their bench (`measure_batches`: each through `lsp_server.pipeline.batch.BatchRun`, with and without
-  the prediction, one at a time and `--jobs N` at once).
+  top-level definition of a file, one instruction), their runs and summaries, their table, and their
+  bench (`measure_batches`, through `pipeline.batch.BatchRun`, one at a time and `--jobs N` at once).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 
 from .formats_report import FormatRuns, FormatsReport, GroupFormats, TaskFormats, summarize_formats
 from .ideal import Ideal, changed_chars, changed_lines
 from .options import EDIT_FORMATS, parse_concurrency, parse_edit_formats
+from .plan import BenchPlan, SizeRuleOnly, make_plan, max_concurrency
 from .probes import Machine, ServerInfo, describe_server, machine
 from .progress import ProgressDisplay
 from .render import render_markdown, render_terminal
@@ -56,11 +42,7 @@ from .report import (
     Throughput,
 )
 from .runner import (
-    BenchPlan,
     LevelRuns,
-    SizeRuleOnly,
-    make_plan,
-    max_concurrency,
     measure,
     run_batch,
     run_bench,

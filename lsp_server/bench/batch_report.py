@@ -24,7 +24,7 @@ from typing import Any
 from ..pipeline.batch_stats import BatchTotals
 from ..stats.measured import median
 from .report import Meta
-from .runs import Mode, Run
+from .runs import Mode, Run, attributes
 from .spread import Spread
 
 MODES: tuple[Mode, ...] = ("prediction", "baseline")
@@ -53,16 +53,9 @@ class BatchTaskRun:
         return all(run.stats is not None for run in self.targets)
 
     def to_dict(self) -> dict[str, Any]:
+        plain = ("task", "mode", "concurrency", "repetition", "position", "backend", "wall_ms", "in_flight")
         return {
-            "task": self.task,
-            "mode": self.mode,
-            "concurrency": self.concurrency,
-            "repetition": self.repetition,
-            "position": self.position,
-            "backend": self.backend,
-            "wall_ms": self.wall_ms,
-            "in_flight": self.in_flight,
-            "file_matches_expected": self.file_matches_expected,
+            **attributes(self, *plain, "file_matches_expected"),
             "totals": self.totals.to_dict(),
             "targets": [
                 {"definition": name} | run.to_dict() for name, run in zip(self.definitions, self.targets, strict=True)
@@ -138,10 +131,7 @@ class BatchTaskSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "language": self.language,
-            "targets": self.targets,
-            "jobs": self.jobs,
+            **attributes(self, "name", "language", "targets", "jobs"),
             "concurrency_speedup": dict(self.concurrency_speedup),
             "prediction_speedup": {str(level): value for level, value in self.prediction_speedup.items()},
             "combined_speedup": self.combined_speedup,

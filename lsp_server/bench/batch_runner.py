@@ -2,7 +2,7 @@
 `batch.BatchRun` the server and `refactor --each definition` use, with and without the prediction,
 one at a time and N at once (`--jobs`, default `refactor.concurrency`).
 
-The backends are checked as the bench checks them (`runner.make_plan`: a vLLM or llama.cpp server
+The backends are checked as the bench checks them (`plan.make_plan`: a vLLM or llama.cpp server
 needs a baseline backend serving the same model without speculation). Each batch run gets its own
 prompt-cache salt, which its targets share (they share the file, as a real batch's do), so no run
 reads a prompt another run left on the server. Every run's answers count as the bench counts a
@@ -12,15 +12,12 @@ is an error, and neither stops the bench.
 
 from __future__ import annotations
 
-import datetime as dt
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .. import __version__
 from ..config.schema import Config
 from ..formats.edits import apply_replacements
 from ..pipeline.batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
@@ -30,10 +27,9 @@ from ..scope import ScopeCache
 from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
-from .probes import describe_server, drafts_between, machine, read_counters
+from .plan import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
 from .progress import ProgressDisplay
-from .report import Meta
-from .runner import MODE_REQUESTS, BenchPlan, SizeRuleOnly, make_plan, max_concurrency, similarity, warm_up
+from .runner import around, check_prediction_ran, record, similarity
 from .runs import Mode, Run
 from .tasks import BenchError
 
@@ -143,16 +139,14 @@ async def run_batch_task(
     def done(outcome: TargetOutcome) -> None:
         run = _target_run(outcome, expected[outcome.item.target], task.name, mode, repetition, position == 0)
         runs[outcome.item.target] = run
-        if plan.bench.record_to is not None and run.stats is not None:
-            plan.bench.record_to.append(run.stats.with_outcome(applied=None if run.outcome == "edit" else False))
+        record(plan.bench, run)
         if progress is not None:
             progress.done(run)
 
     batch = BatchRun(engine, items, at_once, on_change=changed, on_done=done)
     outcomes = await batch.run()
     targets = tuple(runs[outcome.item.target] for outcome in outcomes)
-    if mode == "prediction":
-        _check_prediction_ran(plan, targets)
+    check_prediction_ran(plan.bench, targets)
     edits = [e for o in outcomes if o.outcome == "edit" and o.result is not None for e in o.result.edits]
     return BatchTaskRun(
         task=task.name,
@@ -170,16 +164,6 @@ async def run_batch_task(
     )
 
 
-def _check_prediction_ran(plan: BatchBenchPlan, targets: Sequence[Run]) -> None:
-    answered = [run.stats for run in targets if run.stats is not None]
-    if answered and all(stats.prediction_via == "off" for stats in answered):
-        notes = "; ".join(dict.fromkeys(note for stats in answered for note in stats.notes))
-        raise BenchError(
-            f"the backend '{plan.bench.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "
-            "so there is nothing to compare"
-        )
-
-
 async def measure_batches(
     engine: Engine,
     plan: BatchBenchPlan,
@@ -189,41 +173,22 @@ async def measure_batches(
     note: str = "",
     progress_stream: TextIO | None = None,
 ) -> BatchReport:
-    """The whole bench of batch tasks: warm up (N at once), describe the servers, run every task's four
-    batch runs per repetition with a progress display, read /metrics before and after. Raises BenchError."""
-    if not isinstance(engine.formats, SizeRuleOnly):
-        raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
-    await warm_up(engine, plan.bench, plan.jobs)
-    backend_info = await describe_server(plan.bench.backend)
-    baseline_info = await describe_server(plan.bench.baseline) if plan.bench.baseline_is_other_backend else None
-    before = await read_counters(plan.bench.backend)
-    progress = ProgressDisplay(plan.targets, progress_stream)
-    started = time.monotonic()
-    runs: list[BatchTaskRun] = []
-    try:
+    """The whole bench of batch tasks: every task's four batch runs per repetition, in `runner.around`'s
+    frame (warm-up N at once). Raises BenchError."""
+
+    async def run_all(progress: ProgressDisplay) -> list[BatchTaskRun]:
+        runs: list[BatchTaskRun] = []
         for repetition, task, cells in batch_schedule(plan):
             for position, cell in enumerate(cells):
                 progress.begin(task.name, cell[0], repetition, cell[1])
                 runs.append(await run_batch_task(engine, plan, task, cell, repetition, position, progress))
-    finally:
-        progress.close()
-    after = await read_counters(plan.bench.backend)
-    meta = Meta(
-        date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        refactor_lsp=__version__,
-        command=command,
-        backend=backend_info,
-        baseline=baseline_info,
-        tasks_dir=str(tasks_dir),
-        repetitions=plan.bench.repeat,
-        max_tokens=plan.bench.max_tokens,
-        temperature=0.0,
-        order=BATCH_ORDER,
-        note=note,
-        machine=machine(),
-        wall_s=round(time.monotonic() - started, 1),
-        metrics_during_bench=drafts_between(before, after),
-        concurrency=(1, plan.jobs),
+        return runs
+
+    runs, frame = await around(
+        engine, plan.bench, run_all, runs=plan.targets, at_once=plan.jobs, progress_stream=progress_stream
+    )
+    meta = frame.meta(
+        plan.bench, command=command, tasks_dir=tasks_dir, note=note, order=BATCH_ORDER, concurrency=(1, plan.jobs)
     )
     tasks = tuple(
         summarize_task(task.name, task.language, len(task.targets), plan.jobs, [r for r in runs if r.task == task.name])

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..stats.measured import median
 from .ideal import Ideal, changed_chars, changed_lines
-from .runs import MODE_LABELS, Mode, Run
+from .runs import MODE_LABELS, Mode, Run, attributes
 from .spread import Spread
 from .tasks import Task, task_lines
 
@@ -87,17 +87,9 @@ class TaskFormats:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "language": self.language,
-            "group": self.group,
-            "lines": self.lines,
-            "at": self.at,
-            "region_lines": self.region_lines,
-            "changed_lines": self.changed_lines,
+            **attributes(self, "name", "kind", "language", "group", "lines", "at", "region_lines", "changed_lines"),
             "ideal": dataclasses.asdict(self.ideal) if self.ideal is not None else None,
-            "auto_speedup": self.auto_speedup,
-            "auto_vs_best": self.auto_vs_best,
+            **attributes(self, "auto_speedup", "auto_vs_best"),
             "modes": {m.mode: m.to_dict() for m in self.modes},
         }
 

@@ -15,6 +15,22 @@ from .runs import MODE_LABELS, Mode, Run
 _LABELS: dict[Mode, str] = {**MODE_LABELS, "prediction": "with prediction", "baseline": "without"}
 
 
+# A run's reason in its progress line: what went wrong, shortened first, and what to do, kept whole.
+REASON_CHARS, ADVICE_CHARS = 200, 120
+
+
+def reason_in_a_line(message: str) -> str:
+    """`message` in at most REASON_CHARS characters of whole words (never a word cut in half). Its advice,
+    after the last " — " ("... — raise bench --max-tokens"), stays whole when it is short: the problem
+    before it gives way."""
+    if len(message) <= REASON_CHARS:
+        return message
+    problem, dash, advice = message.rpartition(" — ")
+    if not dash or len(advice) > ADVICE_CHARS:
+        return textwrap.shorten(message, REASON_CHARS, placeholder=" …")
+    return f"{textwrap.shorten(problem, REASON_CHARS - len(advice) - len(dash), placeholder=' …')}{dash}{advice}"
+
+
 class ProgressDisplay:
     """A progress bar on a terminal; plain lines otherwise (logs, CI)."""
 
@@ -67,8 +83,7 @@ class ProgressDisplay:
         tokens = run.stats.completion_tokens if run.stats is not None else None
         detail = f"{latency}, {tokens} tok" if tokens is not None else latency
         if run.outcome in ("refused", "error"):
-            # A whole reason, or as many whole words as fit: never a word cut in half.
-            detail += f" — {run.outcome}: {textwrap.shorten(run.message, 160, placeholder=' …')}"
+            detail += f" — {run.outcome}: {reason_in_a_line(run.message)}"
         self.stream.write(f"bench: {self.done_count}/{self.total} {self.current}: {detail}\n")
         self.stream.flush()
 

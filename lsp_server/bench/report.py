@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..backend.metrics import SOURCE_APPROXIMATE
 from ..config.schema import HunksForm
 from .probes import DraftsCounted, Machine, ServerInfo
-from .runs import Batch, Mode, Pair
+from .runs import Batch, Mode, Pair, attributes
 from .spread import Spread
 
 if TYPE_CHECKING:
@@ -89,15 +89,9 @@ class PairsSummary:
         return self.prediction.refused + self.baseline.refused
 
     def to_dict(self) -> dict[str, Any]:
+        ratios = ("speedup", "speedup_min", "speedup_max", "total_time_ratio", "cost_ratio")
         return {
-            "pairs": self.pairs,
-            "speedup": self.speedup,
-            "speedup_min": self.speedup_min,
-            "speedup_max": self.speedup_max,
-            "total_time_ratio": self.total_time_ratio,
-            "cost_ratio": self.cost_ratio,
-            "same_text_pairs": self.same_text_pairs,
-            "different_text_pairs": self.different_text_pairs,
+            **attributes(self, "pairs", *ratios, "same_text_pairs", "different_text_pairs"),
             "differ_after_chars": list(self.differ_after_chars),
             "distinct_outputs": dict(self.distinct_outputs),
             "prediction": self.prediction.to_dict(),
@@ -116,7 +110,7 @@ class TaskSummary:
     at: int | None = None  # the task's cursor line, when it names one instead of lines
 
     def to_dict(self) -> dict[str, Any]:
-        head = {k: getattr(self, k) for k in ("name", "kind", "language", "lines", "region_chars")}
+        head = attributes(self, "name", "kind", "language", "lines", "region_chars")
         if self.at is not None:
             head["at"] = self.at
         return head | self.summary.to_dict()

@@ -1,10 +1,6 @@
-"""A bench run: the plan (checked before anything is sent), the order of the runs, each run through
-the engine, batches of runs at once for --concurrency, and the whole bench with what the servers say
-around it.
-
-With --edit-format the modes are the formats asked for (`region` gives two: with and without the
-prediction), plus the region format without prediction in every case: the reference the ideal time
-is measured from (`ideal`). `auto` decides by the region's size alone here (`SizeRuleOnly`)."""
+"""A bench run from its plan (`plan`): the order of the runs, each run through the engine, batches of
+runs at once for --concurrency, and the frame every bench runs in (`around`: warm-up, what the servers
+say before and after, the progress display, the report's header)."""
 
 from __future__ import annotations
 
@@ -14,28 +10,27 @@ import datetime as dt
 import difflib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 from .. import __version__
-from ..backend.chat import LOCAL_SPECULATION_TYPES, prediction_mode
 from ..backend.errors import BackendError
 from ..backend.stream import StreamRequest
-from ..config.schema import BackendConfig, Config, ConfigError, EditFormat
-from ..formats.choice import FormatHistory, hunks_min_lines
+from ..formats.choice import hunks_min_lines
 from ..pipeline.engine import Engine
 from ..pipeline.plan import Progress, RefactorError
-from ..stats.history import History
 from .formats_report import summarize_formats
-from .options import EDIT_FORMATS
-from .probes import describe_server, drafts_between, machine, read_counters
+from .plan import MODE_REQUESTS, BenchPlan, SizeRuleOnly
+from .probes import DraftsCounted, ServerInfo, describe_server, drafts_between, machine, read_counters
 from .progress import ProgressDisplay
 from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
 from .summarize import build_report, summarize_level
 from .tasks import BenchError, Task
+
+T = TypeVar("T")
 
 ORDER = (
     "pairs alternate which mode runs first, task by task and repetition by repetition "
@@ -50,154 +45,6 @@ LOAD_ORDER = (
     "mode, then N in the other, the first mode alternating as above; levels run lowest first, each after N "
     "untimed warm-up requests at once per backend"
 )
-
-
-# How each mode's request is made: (the prediction override, the edit format).
-MODE_REQUESTS: dict[Mode, tuple[bool | None, EditFormat]] = {
-    "prediction": (None, "region"),
-    "baseline": (False, "region"),
-    "hunks": (None, "hunks"),
-    "hunks-prediction": (True, "hunks"),  # True: the field even with hunks, where the plan leaves it out
-    "auto": (None, "auto"),
-}
-
-
-class SizeRuleOnly(FormatHistory):
-    """An engine's format history that never has an opinion, so `auto` decides by the region's size.
-
-    The bench measures `auto` as a new user meets it: by `refactor.hunks_min_lines`. Its own runs
-    would otherwise teach the engine (after three of each format per region size), and `auto` would
-    change its mind halfway through the run, in an order that depends on the schedule.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(tries=False)
-
-    def medians(self, backend: str, region_lines: int) -> dict[str, tuple[float, float, int]] | None:
-        return None
-
-
-def max_concurrency() -> int:
-    """The most requests the engine's HTTP clients can have open at once: ClientPool passes no limits of
-    its own, so the OpenAI SDK's defaults hold. Above it, requests would queue in the client, unseen."""
-    from openai import DEFAULT_CONNECTION_LIMITS
-
-    return DEFAULT_CONNECTION_LIMITS.max_connections or 1
-
-
-@dataclass(frozen=True)
-class BenchPlan:
-    config: Config  # the user's, at temperature 0 and with the bench's max tokens
-    backend: BackendConfig
-    baseline: BackendConfig  # the same as `backend` for OpenAI-type backends
-    tasks: tuple[Task, ...]
-    repeat: int
-    max_tokens: int  # 0: from the region size
-    concurrency: tuple[int, ...] = (1,)  # requests at once, per level, lowest first
-    edit_formats: tuple[str, ...] = ()  # --edit-format; empty: the region format with and without prediction
-    # --record-history: every measured run is added to the refactor history, as a refactor of yours would
-    # be, and `auto` learns from it; None (the default): a measurement leaves your history alone.
-    record_to: History | None = None
-
-    @property
-    def under_load(self) -> bool:
-        """--concurrency asked for something else than one request at a time: the report gets its load table."""
-        return self.concurrency != (1,)
-
-    @property
-    def modes(self) -> tuple[Mode, ...]:
-        """The modes each task runs in, in the report's order."""
-        if not self.edit_formats:
-            return ("prediction", "baseline")
-        modes: list[Mode] = ["prediction"] if "region" in self.edit_formats else []
-        modes.append("baseline")  # always: the reference the ideal time is measured from
-        if "hunks" in self.edit_formats:
-            modes.append("hunks")
-        if "hunks+prediction" in self.edit_formats:
-            modes.append("hunks-prediction")
-        if "auto" in self.edit_formats:
-            modes.append("auto")
-        return tuple(modes)
-
-    @property
-    def runs(self) -> int:
-        """Measured runs in all: every task, repetition and mode, at every level, N at a time."""
-        return len(self.tasks) * self.repeat * len(self.modes) * sum(self.concurrency)
-
-    @property
-    def baseline_is_other_backend(self) -> bool:
-        return self.baseline.name != self.backend.name
-
-
-def make_plan(
-    config: Config,
-    backend_name: str | None,
-    baseline_name: str | None,
-    tasks: Sequence[Task],
-    repeat: int,
-    max_tokens: int = 0,
-    concurrency: Sequence[int] = (1,),
-    edit_formats: Sequence[str] = (),
-) -> BenchPlan:
-    """Check that the comparison makes sense before anything is sent."""
-    if repeat < 1:
-        raise BenchError("--repeat must be at least 1")
-    if max_tokens < 0:
-        raise BenchError("--max-tokens must be 0 (from the region size) or more")
-    levels = tuple(sorted(set(concurrency)))
-    if not levels or levels[0] < 1:
-        raise BenchError("--concurrency takes whole numbers of 1 or more, separated by commas (like 1,2,4)")
-    if levels[-1] > max_concurrency():
-        raise BenchError(
-            f"--concurrency {levels[-1]} is more than the {max_concurrency()} connections the HTTP client opens "
-            "at once; the rest would wait in its queue, not load the server"
-        )
-    formats = tuple(f for f in EDIT_FORMATS if f in edit_formats)
-    if formats and levels != (1,):
-        raise BenchError(
-            "--edit-format and --concurrency cannot be combined: the edit formats are compared one request at a "
-            "time; run them as two benches"
-        )
-    try:
-        backend = config.backend(backend_name)
-        baseline = config.backend(baseline_name) if baseline_name else backend
-    except ConfigError as exc:
-        raise BenchError(str(exc)) from None
-    if backend.type in LOCAL_SPECULATION_TYPES and not baseline_name:
-        raise BenchError(
-            f"the backend '{backend.name}' is a {backend.type} server: its speculative decoding is a server setting, "
-            "so 'without prediction' needs --baseline-backend NAME, a backend serving the same model without "
-            "speculative decoding (for the local pair of benchmarks/local_vllm.sh: --baseline-backend local-plain)"
-        )
-    if baseline_name and baseline.name == backend.name and backend.type in LOCAL_SPECULATION_TYPES:
-        raise BenchError(
-            f"--baseline-backend must be another backend than '{backend.name}': the same {backend.type} server "
-            "speculates in both modes"
-        )
-    if "hunks+prediction" in formats and prediction_mode(backend, True, refused=False) != "field":
-        raise BenchError(
-            f"--edit-format hunks+prediction sends the prediction field, which the backend '{backend.name}' "
-            f'({backend.type}, prediction = "{backend.prediction}") does not get; a vLLM or llama.cpp server '
-            "drafts a hunks answer from the prompt already (the hunks mode)"
-        )
-    if backend.prediction == "never" and (not formats or "region" in formats):
-        raise BenchError(
-            f"the backend '{backend.name}' has prediction = \"never\": there is nothing to compare; "
-            'set it to "auto" or pick another backend'
-        )
-    refactor = dataclasses.replace(
-        config.refactor, temperature=0.0, max_tokens=max_tokens or config.refactor.max_tokens
-    )
-    return BenchPlan(
-        dataclasses.replace(config, refactor=refactor),
-        backend,
-        baseline,
-        tuple(tasks),
-        repeat,
-        max_tokens,
-        levels,
-        formats,
-    )
 
 
 def schedule(plan: BenchPlan) -> list[tuple[int, Task, tuple[Mode, ...]]]:
@@ -281,13 +128,23 @@ async def warm_up(engine: Engine, plan: BenchPlan, at_once: int = 1) -> None:
             raise
 
 
-def _check_prediction_ran(plan: BenchPlan, run: Run) -> None:
-    if run.mode in ("prediction", "hunks-prediction") and run.stats is not None and run.stats.prediction_via == "off":
-        notes = "; ".join(run.stats.notes)
+def check_prediction_ran(plan: BenchPlan, runs: Sequence[Run]) -> None:
+    """Raise BenchError when the runs of a mode with prediction that got an answer all ran without it:
+    there is nothing to compare."""
+    answered = [run.stats for run in runs if run.stats is not None and run.mode in ("prediction", "hunks-prediction")]
+    if answered and all(stats.prediction_via == "off" for stats in answered):
+        notes = "; ".join(dict.fromkeys(note for stats in answered for note in stats.notes))
         raise BenchError(
             f"the backend '{plan.backend.name}' ran without the prediction ({notes or 'prediction is off'}), "
             "so there is nothing to compare"
         )
+
+
+def record(plan: BenchPlan, run: Run) -> None:
+    """With --record-history, a measured run joins the refactor history as the CLI records a diff it
+    shows: an edit nobody applied yet is not known to apply (None)."""
+    if plan.record_to is not None and run.stats is not None:
+        plan.record_to.append(run.stats.with_outcome(applied=None if run.outcome == "edit" else False))
 
 
 async def run_batch(
@@ -309,9 +166,7 @@ async def run_batch(
     async def one(slot: int) -> Run:
         offsets[slot] = time.perf_counter() - started
         run = await run_one(engine, plan, task, mode, repetition, first, on_chars)
-        if plan.record_to is not None and run.stats is not None:
-            # As the CLI records a diff it shows: an edit nobody applied yet is not known to apply (None).
-            plan.record_to.append(run.stats.with_outcome(applied=None if run.outcome == "edit" else False))
+        record(plan, run)
         if progress is not None:
             progress.done(run)
         return run
@@ -353,7 +208,7 @@ async def run_level(
             by_mode[mode] = batch
             batches.append(batch)
             for run in batch.runs:
-                _check_prediction_ran(plan, run)
+                check_prediction_ran(plan, [run])
         if "prediction" in by_mode and "baseline" in by_mode:
             with_, without = by_mode["prediction"].runs, by_mode["baseline"].runs
             pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
@@ -365,6 +220,65 @@ async def run_bench(engine: Engine, plan: BenchPlan, progress: ProgressDisplay |
     return list((await run_level(engine, plan, 1, progress)).pairs)
 
 
+@dataclass(frozen=True)
+class Around:
+    """What a bench learns around its runs: the servers as they describe themselves, its wall time, and
+    the drafts the backend's /metrics counted meanwhile."""
+
+    backend: ServerInfo
+    baseline: ServerInfo | None
+    wall_s: float
+    drafts: DraftsCounted | None
+
+    def meta(self, plan: BenchPlan, *, command: str, tasks_dir: Path, note: str, order: str, **more: Any) -> Meta:
+        """The report's header; `more`: what only some benches say (levels, edit formats)."""
+        return Meta(
+            date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            refactor_lsp=__version__,
+            command=command,
+            backend=self.backend,
+            baseline=self.baseline,
+            tasks_dir=str(tasks_dir),
+            repetitions=plan.repeat,
+            max_tokens=plan.max_tokens,
+            temperature=0.0,
+            order=order,
+            note=note,
+            machine=machine(),
+            wall_s=self.wall_s,
+            metrics_during_bench=self.drafts,
+            **more,
+        )
+
+
+async def around(
+    engine: Engine,
+    plan: BenchPlan,
+    body: Callable[[ProgressDisplay], Awaitable[T]],
+    *,
+    runs: int,
+    at_once: int = 1,
+    progress_stream: TextIO | None = None,
+) -> tuple[T, Around]:
+    """Every bench's frame around `body`: the engine checked (`auto` by size alone), warm-up requests
+    (`at_once` together), the servers described, /metrics read before and after, and a progress display
+    of `runs` runs (on `progress_stream`, default stderr) for `body` to report to. Raises BenchError."""
+    if not isinstance(engine.formats, SizeRuleOnly):
+        raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
+    await warm_up(engine, plan, at_once)
+    backend_info = await describe_server(plan.backend)
+    baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
+    before = await read_counters(plan.backend)
+    progress = ProgressDisplay(runs, progress_stream)
+    started = time.monotonic()
+    try:
+        result = await body(progress)
+    finally:
+        progress.close()
+    drafts = drafts_between(before, await read_counters(plan.backend))
+    return result, Around(backend_info, baseline_info, round(time.monotonic() - started, 1), drafts)
+
+
 async def measure(
     engine: Engine,
     plan: BenchPlan,
@@ -374,21 +288,13 @@ async def measure(
     note: str = "",
     progress_stream: TextIO | None = None,
 ) -> Report:
-    """The whole bench: warm up, describe the servers, run every pair with a progress display (on
-    `progress_stream`, default stderr), at each concurrency level, reading /metrics before and after
-    (and around each level under load). The engine is made with `SizeRuleOnly()`, so that `auto`
-    decides by the region's size alone. Raises BenchError."""
-    if not isinstance(engine.formats, SizeRuleOnly):
-        raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
-    await warm_up(engine, plan)
-    backend_info = await describe_server(plan.backend)
-    baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
-    before = await read_counters(plan.backend)
-    progress = ProgressDisplay(plan.runs, progress_stream)
-    started = time.monotonic()
-    ran: list[LevelRuns] = []
-    levels: list[LoadLevel] = []
-    try:
+    """The whole bench: every pair at each concurrency level (reading /metrics around each level under
+    load), in `around`'s frame. The engine is made with `SizeRuleOnly()`, so that `auto` decides by the
+    region's size alone. Raises BenchError."""
+
+    async def levels(progress: ProgressDisplay) -> tuple[list[LevelRuns], list[LoadLevel]]:
+        ran: list[LevelRuns] = []
+        loads: list[LoadLevel] = []
         for at_once in plan.concurrency:
             if at_once > 1:
                 await warm_up(engine, plan, at_once)
@@ -397,25 +303,16 @@ async def measure(
             if plan.under_load:
                 level = ran[-1]
                 counted = drafts_between(level_before, await read_counters(plan.backend))
-                levels.append(summarize_level(at_once, level.pairs, level.batches, level.wall_s, counted))
-    finally:
-        progress.close()
-    after = await read_counters(plan.backend)
-    meta = Meta(
-        date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        refactor_lsp=__version__,
+                loads.append(summarize_level(at_once, level.pairs, level.batches, level.wall_s, counted))
+        return ran, loads
+
+    (ran, loads), frame = await around(engine, plan, levels, runs=plan.runs, progress_stream=progress_stream)
+    meta = frame.meta(
+        plan,
         command=command,
-        backend=backend_info,
-        baseline=baseline_info,
-        tasks_dir=str(tasks_dir),
-        repetitions=plan.repeat,
-        max_tokens=plan.max_tokens,
-        temperature=0.0,
-        order=(FORMATS_ORDER if plan.edit_formats else ORDER) + (LOAD_ORDER if plan.under_load else ""),
+        tasks_dir=tasks_dir,
         note=note,
-        machine=machine(),
-        wall_s=round(time.monotonic() - started, 1),
-        metrics_during_bench=drafts_between(before, after),
+        order=(FORMATS_ORDER if plan.edit_formats else ORDER) + (LOAD_ORDER if plan.under_load else ""),
         concurrency=plan.concurrency,
         edit_formats=plan.edit_formats,
         hunks_min_lines=hunks_min_lines(plan.config.refactor.hunks_min_lines, engine.prediction_mode(plan.backend))[0]
@@ -427,4 +324,4 @@ async def measure(
     if plan.edit_formats:
         runs = [run for batch in ran[0].batches for run in batch.runs]
         formats = summarize_formats(plan.tasks, runs, plan.modes)
-    return build_report(plan.tasks, ran[0].pairs, meta, levels, formats)  # the per-task table: the lowest level
+    return build_report(plan.tasks, ran[0].pairs, meta, loads, formats)  # the per-task table: the lowest level

@@ -26,6 +26,11 @@ MODE_LABELS: dict[Mode, str] = {
 Outcome = Literal["edit", "unchanged", "refused", "error"]
 
 
+def attributes(record: object, *names: str) -> dict[str, Any]:
+    """The named attributes of a record (fields or properties), in order: its plain values in the JSON report."""
+    return {name: getattr(record, name) for name in names}
+
+
 @dataclass(frozen=True)
 class Run:
     task: str
@@ -99,13 +104,7 @@ class Pair:
         return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "repetition": self.repetition,
-            "speedup": self.speedup,
-            "same_text": self.same_text,
-            "common_prefix_chars": self.common_prefix_chars,
-        }
+        return attributes(self, "task", "repetition", "speedup", "same_text", "common_prefix_chars")
 
 
 @dataclass(frozen=True)
@@ -149,13 +148,8 @@ class Batch:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "task": self.task,
-            "mode": self.mode,
-            "repetition": self.repetition,
-            "concurrency": self.concurrency,
+            **attributes(self, "task", "mode", "repetition", "concurrency"),
             "started_s": list(self.started_s),
-            "wall_s": self.wall_s,
-            "output_tokens": self.output_tokens,
-            "streaming_at_once": self.streaming_at_once,
+            **attributes(self, "wall_s", "output_tokens", "streaming_at_once"),
             "runs": [run.to_dict() for run in self.runs],
         }

@@ -77,12 +77,17 @@ class Task:
         return self.expected[start : len(self.expected) - (len(self.source) - end)]
 
 
+# Where the wheel puts benchmarks/tasks (pyproject.toml, force-include): `bench` runs after a plain install.
+INSTALLED_CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
 def default_tasks_dir() -> Path | None:
-    """The corpus beside the package (a source checkout), else ./benchmarks/tasks."""
-    for candidate in (Path(__file__).resolve().parents[2] / "benchmarks" / "tasks", Path("benchmarks/tasks")):
-        if candidate.is_dir():
-            return candidate
-    return None
+    """The corpus of the checkout the package runs from (an editable install: the files as edited), else
+    the one installed with the package (a wheel's site-packages is no checkout: it has no pyproject.toml)."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "benchmarks" / "tasks").is_dir():
+        return checkout / "benchmarks" / "tasks"
+    return INSTALLED_CORPUS if INSTALLED_CORPUS.is_dir() else None
 
 
 def read_utf8(path: Path) -> str:

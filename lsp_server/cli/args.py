@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --each: refactors in flight at once (default: refactor.concurrency, 4)",
     )
     refactor.add_argument("--lines", help="START:END, 1-based and inclusive (default: the scope rule)")
-    refactor.add_argument("--at", type=int, help="a cursor line (1-based): rewrite the enclosing block")
+    refactor.add_argument(
+        "--at", type=int, help="a cursor line (1-based): rewrite the enclosing definition (not with --lines)"
+    )
     refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
     refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
     refactor.add_argument(
@@ -73,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
         'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
         '"answer_file" (where it was kept), "stats"}; with --each {"targets": [{"file", "definition", "kind", '
-        '"lines", "outcome", "reason", "stats"}, ...], "totals": {...}}',
+        '"lines", "outcome", "reason", "stats", "answer", "answer_file"}, ...], "totals": {...}}',
     )
 
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
@@ -93,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
-    bench.add_argument("--tasks", help="a task folder (default: the bundled benchmarks/tasks)")
+    bench.add_argument(
+        "--tasks",
+        help="a task folder (default: the corpus installed with refactor-lsp; benchmarks/tasks in a checkout)",
+    )
     bench.add_argument("--task", action="append", help="run only these task names (repeatable)")
     bench.add_argument(
         "--repeat", type=int, default=3, help="runs of each task in each mode, alternating (default 3); medians shown"

@@ -65,6 +65,7 @@ def _read_files(args: argparse.Namespace, paths: list[Path]) -> list[_File]:
     files = []
     for path in paths:
         config = load_cli_config(args.config, path).config
+        config.backend(args.backend)  # an unknown name is a usage error, before any file is read
         text = read_source(path, config.refactor.max_file_chars)
         files.append(_File(path, text, config, parse_lines(args.lines, text) if args.lines else None))
     return files
@@ -127,7 +128,18 @@ async def refactor_each(args: argparse.Namespace) -> int:
     # The same history as a single refactor's: `auto` learns from it, and every target is added to it.
     history = History()
     engine = Engine.from_history(history.read(), try_formats=False)
-    run = BatchRun(engine, items, jobs, on_done=lambda outcome: print(outcome.line(), file=sys.stderr, flush=True))
+    kept: dict[int, Path | None] = {}  # where each refused answer was kept, by the target's item
+
+    def done(outcome: TargetOutcome) -> None:
+        line = outcome.line()
+        if outcome.outcome == "refused" and outcome.answer is not None:
+            from ..files.state import keep_refused_answer
+
+            kept[id(outcome.item)] = where = keep_refused_answer(outcome.answer, len(kept) + 1)
+            line += f" (the model's answer: {where})" if where else ""
+        print(line, file=sys.stderr, flush=True)
+
+    run = BatchRun(engine, items, jobs, on_done=done)
     print(
         f"refactoring {count_of(len(items), 'definition')} in {count_of(len(files), 'file')}, "
         f"{min(run.concurrency, len(items))} at a time",
@@ -156,7 +168,12 @@ async def refactor_each(args: argparse.Namespace) -> int:
         error(f"every definition failed: {failure}")
     print(batch_summary(totals), file=sys.stderr)
     if args.json:
-        print(json.dumps({"targets": [o.to_dict() for o in outcomes], "totals": totals.to_dict()}, ensure_ascii=False))
+        # As a single refactor's JSON: a refused target's answer, and the file that kept it.
+        records = [
+            o.to_dict() | {"answer": o.answer, "answer_file": str(kept[id(o.item)]) if kept.get(id(o.item)) else None}
+            for o in outcomes
+        ]
+        print(json.dumps({"targets": records, "totals": totals.to_dict()}, ensure_ascii=False))
     return EXIT_OK if all(o.succeeded for o in outcomes) else EXIT_FAILED
 
 

@@ -3,8 +3,10 @@ source files they read, and the diffs they print (main.py for one refactor, batc
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -14,10 +16,19 @@ from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..text import count_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 
 def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def stdout_closed() -> int:
+    """The reader of stdout went away (`check | head -1`): stop quietly, as a tool that SIGPIPE ends, and
+    keep the interpreter's last flush from failing again on the closed pipe."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_PIPE
 
 
 def find_workspace(path: Path) -> Path | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .schema import ConfigError
+from .schema import WHOLE_FILE, ConfigError
 
 EDITOR_SOURCE = "editor settings"
 
@@ -61,15 +61,15 @@ def read_toml(path: Path, *, trusted: bool = True) -> Layer:
         text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
         return Layer(str(path), tomllib.loads(text), trusted)
     except ReadRefused as exc:
-        raise ConfigError(str(path), "(file)", f"cannot be read: {exc.reason}") from None
+        raise ConfigError(str(path), WHOLE_FILE, f"cannot be read: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
-            str(path), "(file)", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8 (TOML files must be)"
+            str(path), WHOLE_FILE, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8 (TOML files must be)"
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "(file)", f"is not valid TOML: {exc}") from None
+        raise ConfigError(str(path), WHOLE_FILE, f"is not valid TOML: {exc}") from None
     except OSError as exc:
-        raise ConfigError(str(path), "(file)", f"cannot be read: {exc.strerror}") from None
+        raise ConfigError(str(path), WHOLE_FILE, f"cannot be read: {exc.strerror}") from None
 
 
 def editor_layer(settings: Any, source: str = EDITOR_SOURCE, *, trusted: bool = True) -> Layer:

@@ -13,18 +13,33 @@ from typing import Any
 from .layers import Layer
 from .schema import (
     BUILTIN_ACTIONS,
-    COST_CEILINGS,
-    COST_KEYS,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
     MIN_AUTO_MAX_TOKENS,
-    PRICE_KEYS,
-    ROUTING_KEYS,
-    USER_FILE_ONLY,
     BackendConfig,
     Config,
     ConfigError,
 )
+
+# Keys that decide where code and keys are sent. An untrusted workspace file may not set them.
+ROUTING_KEYS = frozenset({"base_url", "api_key_env", "headers", "type", "verify_tls", "metrics_url", "fallback"})
+# The user's prices: a repository's file setting them would make every cost figure say what it likes.
+PRICE_KEYS = frozenset({"price_input_per_mtok", "price_output_per_mtok"})
+# A backend's keys that decide what a refactor costs: another model is another price, and a prediction
+# costs tokens (OpenAI bills the rejected ones as output, a local server reads it as prompt). An
+# untrusted layer may set only the user's own value, or `prediction = "never"`, which costs nothing.
+COST_KEYS = frozenset({"model", "prediction"})
+# `refactor`'s ceilings on what one refactor sends and may be billed for: tokens out, characters in,
+# attempts. An untrusted layer may only lower them. The timeouts are not among them: a longer wait sends
+# nothing more, and what a slow answer is billed for is still capped by these.
+# `concurrency` is not a cost but a load on the user's backend (and its rate limit): lowered only, too.
+# `repairs` are requests too.
+COST_CEILINGS = frozenset(
+    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency", "repairs"}
+)
+# Settings only the user's own file may set: a command it names runs with the user's rights (a repository's
+# file or editor settings, trusted or not, are written by someone else).
+USER_FILE_ONLY = frozenset({"checkers"})
 
 # The server's own actions: an untrusted layer may add presets, never redefine one of these.
 BUILTIN_ACTION_IDS = frozenset({p.id for p in BUILTIN_ACTIONS} | {FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID})

@@ -14,7 +14,7 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -45,31 +45,36 @@ def open_folder(folder: Path, create: bool) -> int:
         if folder.is_symlink():
             raise StateRefused(f"{folder} is a link: the state folder must be a real folder") from None
         raise
-    try:
-        status = os.fstat(fd)
-        if status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder} belongs to another user")
-        if stat.S_IMODE(status.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _kept(fd, 0o700, _yours, f"{folder} belongs to another user")
 
 
 def open_file(folder_fd: int, folder: Path, name: str, flags: int) -> int:
+    """A descriptor of the file `name` in the open folder, made 0600: a regular file of yours with one name."""
     try:
         fd = os.open(name, flags | NOFOLLOW, 0o600, dir_fd=folder_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StateRefused(f"{folder / name} is a link, and is not followed") from None
         raise
+    return _kept(fd, 0o600, _one_regular_file_of_yours, f"{folder / name} is not a regular file of yours with one name")
+
+
+def _yours(status: os.stat_result) -> bool:
+    return status.st_uid == os.geteuid()
+
+
+def _one_regular_file_of_yours(status: os.stat_result) -> bool:
+    return stat.S_ISREG(status.st_mode) and status.st_nlink == 1 and _yours(status)
+
+
+def _kept(fd: int, mode: int, safe: Callable[[os.stat_result], bool], refusal: str) -> int:
+    """`fd`, made `mode`, when what it opened is `safe`; else closed, and StateRefused(refusal)."""
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1 or status.st_uid != os.geteuid():
-            raise StateRefused(f"{folder / name} is not a regular file of yours with one name")
-        if stat.S_IMODE(status.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
+        if not safe(status):
+            raise StateRefused(refusal)
+        if stat.S_IMODE(status.st_mode) != mode:
+            os.fchmod(fd, mode)
     except BaseException:
         os.close(fd)
         raise
@@ -117,11 +122,14 @@ def write_state_file(name: str, data: bytes, folder: Path | None = None) -> Path
     return folder / name
 
 
-def keep_refused_answer(answer: str) -> Path | None:
+def keep_refused_answer(answer: str, number: int | None = None) -> Path | None:
     """Keep the answer a refusal held back, so the user can judge it: one file only they can read,
-    replaced each time, in the state folder (never next to the document). None if it cannot be kept."""
+    replaced each time, in the state folder (never next to the document). A batch numbers its refused
+    answers (`refused-answer-2.txt`), each replaced by the next batch's of that number. None if it
+    cannot be kept."""
+    name = REFUSED_ANSWER if number is None else REFUSED_ANSWER.replace(".txt", f"-{number}.txt")
     try:
-        return write_state_file(REFUSED_ANSWER, answer.encode("utf-8", "replace"))
+        return write_state_file(name, answer.encode("utf-8", "replace"))
     except OSError as exc:
         log.warning("cannot keep the refused answer: %s", exc)
         return None

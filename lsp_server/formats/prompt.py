@@ -1,8 +1,9 @@
-"""Prompt and prediction: one fixed, documented structure (README, "How a refactor is asked").
+"""Prompt and prediction: one fixed, documented structure (docs/how-it-works.md, "How a refactor is
+asked").
 
-The model outputs only the region; the prediction is exactly the region's current text, so the
-backend can accept most of it token for token. Local servers (vLLM, llama.cpp) draft from the
-prompt by n-gram lookup, so the region also appears verbatim in the prompt.
+In the region format the model outputs only the region; the prediction is exactly the region's
+current text, so the backend can accept most of it token for token. Local servers (vLLM, llama.cpp)
+draft from the prompt by n-gram lookup, so the region also appears verbatim in the prompt.
 """
 
 from __future__ import annotations

@@ -95,6 +95,7 @@ class TargetOutcome:
     reason: str | None = None
     result: RefactorResult | None = None  # the answer's edits, when one came and was usable
     stats: RefactorStats | None = None
+    answer: str | None = None  # a refused target's answer: what the model wrote, for the user to judge
 
     @property
     def succeeded(self) -> bool:
@@ -197,7 +198,7 @@ class BatchRun:
             except RefactorError as exc:
                 # An answer that came but could not be applied is refused; no answer at all is an error.
                 failed: Outcome = "refused" if exc.output is not None else "error"
-                finished = TargetOutcome(item, failed, str(exc), stats=exc.stats)
+                finished = TargetOutcome(item, failed, str(exc), stats=exc.stats, answer=exc.output)
             except Exception as exc:  # a fault in one refactor must not end the others: it is that target's
                 log.exception("the refactor of %s in %s failed", item.target.describe(), item.document)
                 finished = TargetOutcome(item, "error", f"internal error: {exc}; see the log")

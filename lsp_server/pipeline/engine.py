@@ -19,6 +19,7 @@ from ..backend import metrics
 from ..backend.clients import ClientPool
 from ..backend.errors import BackendError, ContextWindowExceeded, PredictionUnsupported
 from ..backend.memory import BackendMemory
+from ..backend.served import small_model_served, with_small_model_advice
 from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from ..formats.choice import FormatChoice, FormatHistory
@@ -68,6 +69,7 @@ class Engine:
         self.prediction_guard = prediction_guard
         self.metrics = metrics.MetricsMemory()
         self._prediction_refused: set[tuple[str, str, str]] = set()
+        self._small_models: dict[tuple[str, str], str | None] = {}  # (URL, model): the demo's model, or not
         self.backend_memory = backend_memory if backend_memory is not None else BackendMemory()
 
     @classmethod
@@ -118,6 +120,24 @@ class Engine:
             self.backend_memory.start_probe(route.backend)
 
     async def run(self, plan: Plan, on_progress: ProgressCallback | None = None) -> RefactorResult:
+        """Run a plan end to end. Raises RefactorError with a message for the user."""
+        try:
+            return await self._run(plan, on_progress)
+        except RefactorError as exc:
+            raise await self._refusal_of_a_small_model(plan, exc) from None
+
+    async def _refusal_of_a_small_model(self, plan: Plan, exc: RefactorError) -> RefactorError:
+        """A refused answer from the demo's small model gets advice that fits it (backend/served.py)."""
+        route = next((r for r in plan.routes if exc.stats and r.backend.name == exc.stats.served_by), None)
+        if exc.output is None or route is None or "the local demo's model" in str(exc):
+            return exc
+        key = (route.backend.base_url, route.backend.model)
+        if key not in self._small_models:
+            self._small_models[key] = await small_model_served(route.backend)
+        label = self._small_models[key]
+        return exc if label is None else RefactorError(with_small_model_advice(str(exc), label), exc.stats, exc.output)
+
+    async def _run(self, plan: Plan, on_progress: ProgressCallback | None) -> RefactorResult:
         """The attempt loop: send an attempt, read its outcome, make the next attempt from it, until an
         answer applies or nothing is left to try (RefactorError, with a message for the user). The kinds
         of attempt are made in attempt.py; docs/how-it-works.md, "The attempt loop", lists them."""

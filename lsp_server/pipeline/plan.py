@@ -264,6 +264,8 @@ def plan_refactor(
     _check_text(request.instruction or "", "the instruction")
     _check_text(request.text, "the document")
     _check_text("\n".join(request.diagnostics), "a diagnostic to fix")
+    if not request.text.strip():
+        raise RefactorError("the file is empty: there is no code to rewrite, so nothing was sent")
     if len(request.text) > settings.max_file_chars:
         raise RefactorError(
             f"the file has {len(request.text):,} characters, over refactor.max_file_chars "

@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 BATCH_CANCELLED = "the batch was cancelled"
 TYPED_INSIDE = "you typed inside it while the batch ran; left as it is"
 LISTED_FAILURES = 3  # failures named in the message; `refactorLsp/stats` lists every one
-PROGRESS_INTERVAL_S = 0.25  # as a single refactor's reports (pipeline/engine.py): 4 a second is smooth
 
 
 class BatchJob(RefactorJob):
@@ -216,6 +215,7 @@ class BatchProgress(ProgressReporter):
 
     def show(self, force: bool = False) -> None:
         from ..pipeline.batch_stats import batch_totals
+        from ..pipeline.engine import PROGRESS_INTERVAL_S  # as often as a single refactor's reports
 
         if self.token is None or self.ended:
             return

@@ -1,4 +1,5 @@
-"""The loopback backend for the tests and the benchmarks: an OpenAI-compatible server on 127.0.0.1.
+"""What the tests and the benchmarks run against: the loopback backend, an OpenAI-compatible server on
+127.0.0.1, and the server started on real pipes.
 
 Apart from the layers: it may import any of them, and nothing in the package imports it (the layering
 test checks both), so it stays out of the wheel and runs from a checkout.
@@ -10,5 +11,6 @@ test checks both), so it stays out of the wheel and runs from a checkout.
 - `speculation`, `pacing`, `profiles`: speculative decoding simulated, paced pass by pass, calibrated to
   real backends;
 - `context_limit`: its context window, reported and enforced as its kind's real server does;
-- `calibration`: what the bench would measure against it, in simulated time.
+- `calibration`: what the bench would measure against it, in simulated time;
+- `lsp_pipe`: the language server on real pipes, byte for byte, for what no LSP client library sends.
 """

@@ -4,31 +4,14 @@ measured figures, each with its source.
 The loopback backend (`fake_backend`) simulates speculative decoding: a forward pass verifies a draft
 and writes the draft tokens that match the answer, plus one. Left alone (`perfect`) it takes every
 matching draft token, and it made prediction look 5.7 times faster on the bench's 200+-line tasks,
-where real backends measured 1.6 to 2.8 times. A profile says how a real backend does it:
+where real backends measured 1.6 to 2.8 times. A profile (`BackendProfile`, its fields say what each
+stands for) says how a real backend does it.
 
-- how the prediction reaches it: the `prediction` field (OpenAI's Predicted Outputs, the fake's kind
-  "openai") or the prompt, which the server drafts from by n-gram lookup (vLLM, llama.cpp: "vllm",
-  "llamacpp"); `kinds` are the fake kinds a profile fits;
-- `draft_len`: draft tokens a pass verifies, the server's own setting, counted in the fake's tokens
-  (about 1.24 of them to a BPE token on this corpus, so a draft covers a little less text than the
-  server's; the fitted acceptance absorbs it);
-- `first_accept`: the probability that a pass takes a matching draft at all (`speculation.simulate`):
-  a real model words things its own way, and its server's lookup lands on continuations it leaves;
-- `draft_cost`: what each draft token adds to a pass, in plain passes (verifying drafts is not free
-  where the pass is compute-bound, as on a CPU);
-- `prefill_tokens_per_pass` and `ttft_passes`: the time to first token, in passes: the prompt's
-  tokens read at that rate, plus a fixed wait (queueing, the API's own overhead);
-- `bills_rejected`: rejected prediction tokens are billed as completion tokens (OpenAI's usage).
-
-Each calibrated profile names the speed-up it reproduces (`speedup`: latency without ÷ with the
-prediction, the bench's figure) and, where its source gives one, the acceptance (`acceptance`:
-accepted ÷ drafted tokens), and the other figures its parameters come from (`derived`). The fitted
-parameter(s) are said as such. `calibration.calibrate` runs a profile over the bench's corpus in
-simulated time, without sleeping; tests/backends/test_profiles.py checks every figure within 20 %.
-
-`perfect` is the upper bound: every matching draft token accepted, a free prompt. It keeps the
-fake's old behaviour (the default, which the tests that count exact drafts rely on) and is never
-the basis of a default (docs/edit-formats.md).
+Each calibrated profile names the speed-up it reproduces and, where its source gives one, the
+acceptance, with the figures its parameters come from and which were fitted. `calibration.calibrate`
+runs a profile over the bench's corpus in simulated time; tests/backends/test_profiles.py checks every
+figure within 20 %. `perfect`, the upper bound, is the fake's default (the tests that count exact
+drafts rely on it) and never the basis of a default (docs/edit-formats.md).
 """
 
 from __future__ import annotations
@@ -80,16 +63,28 @@ class Figure:
 class BackendProfile:
     name: str
     summary: str  # one line: what it stands for, for the fake's /models entries and the bench's header
-    kinds: tuple[str, ...]  # the fake kinds it fits: "openai" (the prediction field), "vllm"/"llamacpp" (the prompt)
+    # How the prediction reaches it, as the fake kinds it fits: "openai" (the `prediction` field,
+    # OpenAI's Predicted Outputs), "vllm"/"llamacpp" (the prompt, which the server drafts from by n-gram
+    # lookup).
+    kinds: tuple[str, ...]
+    # Draft tokens a pass verifies, the server's own setting, counted in the fake's tokens (about 1.24 to
+    # a BPE token on this corpus, so a draft covers a little less text than the server's; the fitted
+    # acceptance absorbs it).
     draft_len: int
+    # The probability that a pass takes a matching draft at all (`speculation.simulate`): a real model
+    # words things its own way, and its server's lookup lands on continuations it leaves.
     first_accept: float
+    # What each draft token adds to a pass, in plain passes: verifying drafts is not free where the pass
+    # is compute-bound, as on a CPU.
     draft_cost: float
-    prefill_tokens_per_pass: float  # 0: the prompt is read in no time
+    # The time to first token, in passes: the prompt's tokens read at this rate (0: in no time), plus a
+    # fixed wait (queueing, the API's own overhead).
+    prefill_tokens_per_pass: float
     ttft_passes: float
-    bills_rejected: bool
-    speedup: Figure | None = None  # what it reproduces on the corpus (None: the upper bound)
-    acceptance: Figure | None = None
-    derived: tuple[Figure, ...] = ()
+    bills_rejected: bool  # rejected prediction tokens are billed as completion tokens (OpenAI's usage)
+    speedup: Figure | None = None  # latency without ÷ with the prediction it reproduces (None: the upper bound)
+    acceptance: Figure | None = None  # accepted ÷ drafted tokens, where the source gives it
+    derived: tuple[Figure, ...] = ()  # the other figures its parameters come from
     fitted: str = ""  # which parameters were fitted to `speedup` and `acceptance`, and how
     upper_bound: bool = False
 

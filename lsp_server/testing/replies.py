@@ -75,12 +75,22 @@ class ReplyStream:
 
     def prefill_s(self, prompt_tokens: int) -> float:
         """The wait before the first answer token (on top of that token's own pass): the profile's fixed
-        wait and its reading of the prompt."""
+        wait and its reading of the prompt, a wait of its own that neither slows nor is slowed by other
+        requests' passes."""
         return self.step_s * self.profile.prefill_passes(prompt_tokens)
 
     def pass_s(self, active: int, tokens: int, cost: float = 1.0) -> float:
         """What one forward pass costs with `active` answers streaming that put `tokens` into their passes;
-        `cost`: the pass on its own, in plain passes (the profile's price of its draft tokens)."""
+        `cost`: the pass on its own, in plain passes (the profile's price of its draft tokens).
+
+        The load model (off unless `load_factor` or `batch_tokens` is set): a real server runs its
+        requests' passes as one batch. Decoding is memory-bound, so a pass that carries a few more tokens
+        costs about the same until the batch saturates the compute, which is why speculation pays on an
+        idle server and less on a busy one. Each other answer streaming makes a pass dearer by
+        `load_factor` (KV-cache reads, scheduling); each puts 1 + its draft tokens into the pass, and past
+        `batch_tokens` in all the pass costs in proportion, so verifying drafts competes with the other
+        requests. Each stream advances on its own clock rather than in a lockstep batch: simpler, and the
+        same in steady state."""
         if not self.load_model:
             return self.step_s * cost
         crowding = 1 + self.load_factor * max(active - 1, 0)

@@ -1,17 +1,18 @@
 """`refactor-lsp bench --concurrency`: N refactors at once through the one engine, over real HTTP on
 127.0.0.1, against the loopback backend with its load model on.
 
-The load model makes the answer known in advance: with `batch_tokens` = draft length + 1 and no
-load factor, one request's pass (1 token + 8 drafts) is free, but N requests' passes cost N times
-as much when they carry drafts, and nothing more when they do not. So the speedup at concurrency N
-is the speedup of one request divided by about N (exactly: `expected_speedup`), and the fake's
-own count of streams in flight says whether N really streamed at once. No assertion depends on
-the machine's speed alone: ratios with wide margins, or counts.
+The load model: with `batch_tokens` = draft length + 1 and no load factor, one request's pass (1
+token + 8 drafts) is free, but N requests' passes cost N times as much when they carry drafts, and
+nothing more when they do not. So the speedup at concurrency N is the speedup of one request divided
+by about N, and the fake's own count of streams in flight says whether N really streamed at once.
+No assertion depends on the machine's speed: the bench's figures are compared with the answer times
+the fake itself measured for the same requests (a busy machine slows both alike), or counted.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import urllib.request
@@ -49,13 +50,21 @@ def small_edit() -> tuple[str, str]:
     return task.source[start:end], task.expected_region()
 
 
-def expected_speedup(fake: FakeBackend, region: str, answer: str, at_once: int) -> float:
-    """The load model's speedup for `at_once` identical requests streaming in step: every pass of
-    each mode costs what `pass_s` says for `at_once` streams carrying that pass's tokens."""
-    sim = simulate(answer, region, fake.draft_len, aligned=True)
-    with_ = sum(fake.pass_s(at_once, at_once * (1 + drafts)) for drafts in sim.drafts)
-    without = len(tokenize(answer)) * fake.pass_s(at_once, at_once)
-    return without / with_
+def backend_speedups(fake: FakeBackend, levels: list[int]) -> dict[int, float]:
+    """By level: the median time the fake took to answer a measured request without the prediction field
+    ÷ with it, by its own clock (levels run lowest first, each mode's N requests together)."""
+    answered = [
+        ("prediction" in request, end - start)
+        for index, request in enumerate(fake.requests)
+        if request["max_tokens"] > 1  # the warm-ups ask for one token
+        for start, end in [fake.answer_spans[index]]
+    ]
+    out = {}
+    for n in levels:
+        level, answered = answered[: 2 * n], answered[2 * n :]
+        with_ = statistics.median(s for predicted, s in level if predicted)
+        out[n] = statistics.median(s for predicted, s in level if not predicted) / with_
+    return out
 
 
 def load_table_lines(text: str) -> list[str]:
@@ -83,6 +92,7 @@ def test_bench_under_load_runs_n_at_once_and_reports_each_level(
         )
         peak = fake.peak_active_streams
         measured = [r for r in fake.requests if r["max_tokens"] > 1]  # the warm-ups ask for one token
+        backend = backend_speedups(fake, [1, 2, 4])
     out = capsys.readouterr()
     assert code == 0, out.err
     levels = report["load"]
@@ -118,9 +128,9 @@ def test_bench_under_load_runs_n_at_once_and_reports_each_level(
             # one request's end-to-end rate; in step, not much less.
             per_request = summary["effective_tokens_per_s"]
             assert 0.5 * n * per_request <= throughput["aggregate_tokens_per_s"] <= n * per_request * 1.001
-        # The speedup under the load model: the drafts' verification competes with the other requests.
-        expected = expected_speedup(fake, region, answer, n)
-        assert 0.6 * expected <= level["speedup"] <= 1.25 * expected, (n, level["speedup"], expected)
+        # The bench's speedup is the one the backend gave these requests, as the fake timed its answers,
+        # less the fixed cost per request that both modes pay.
+        assert 0.6 * backend[n] <= level["speedup"] <= 1.25 * backend[n], (n, level["speedup"], backend)
         assert level["aggregate_ratio"] == pytest.approx(
             level["throughput"]["prediction"]["aggregate_tokens_per_s"]
             / level["throughput"]["baseline"]["aggregate_tokens_per_s"]
@@ -129,8 +139,10 @@ def test_bench_under_load_runs_n_at_once_and_reports_each_level(
         sim = simulate(answer, region, DRAFT_LEN, aligned=True)
         assert level["prediction"]["accepted_prediction_tokens"] == n * sim.accepted
         assert level["prediction"]["rejected_prediction_tokens"] == n * sim.rejected
+    # Under the load model the drafts' verification competes with the other requests: at 4 at once the
+    # backend's speed-up is about a quarter of one request's (its own clock: a busy machine slows both).
+    assert backend[4] < 0.6 * backend[1], backend
     speedups = {level["concurrency"]: level["speedup"] for level in levels}
-    assert speedups[4] < 0.6 * speedups[1]  # the model: about a quarter
 
     # The per-task table is at the first level, and the JSON's pairs and runs are that level's.
     assert len(report["pairs"]) == 1 and report["total"]["speedup"] == pytest.approx(speedups[1])

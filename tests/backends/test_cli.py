@@ -619,7 +619,7 @@ def test_missing_config_file_names_it(project: dict[str, Any], tmp_path: Path) -
 
 
 def test_unknown_backend_name(project: dict[str, Any], fake_backend: FakeBackend) -> None:
-    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar", "--backend", "nope"))
+    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar", "--backend", "nope"), 2)
     assert "unknown backend 'nope'" in message
     assert "fake" in message  # the configured ones are listed
     assert fake_backend.requests == []

@@ -58,7 +58,8 @@ def test_json_lists_every_target_and_the_totals(project: dict[str, Any], fake: F
     report = json.loads(out)
     assert [t["definition"] for t in report["targets"]] == [f"f{n}" for n in range(12)]
     first = report["targets"][0]
-    assert set(first) == {"file", "definition", "kind", "lines", "outcome", "reason", "stats"}
+    assert set(first) == {"file", "definition", "kind", "lines", "outcome", "reason", "stats", "answer", "answer_file"}
+    assert first["answer"] is None and first["answer_file"] is None  # only a refused target has them
     assert (first["file"], first["kind"], first["lines"], first["outcome"]) == (
         str(project["source"]),
         "function",

@@ -90,7 +90,7 @@ def test_a_workspace_file_that_is_huge_or_a_fifo_is_refused_not_read(tmp_path: P
     workspace_file.write_text("# " + "x" * (2 << 20) + "\n", encoding="utf-8")
     result = run_cli("refactor", "geometry.py", "--at", "5", "-i", "rename foo to area", config=config, cwd=tmp_path)
     assert result.returncode == 0, result.stderr  # the refactor goes on with your settings
-    assert ".refactor-lsp.toml: `(file)` cannot be read: it is larger than 1,048,576 bytes" in result.stderr
+    assert ".refactor-lsp.toml: this config file cannot be read: it is larger than 1,048,576 bytes" in result.stderr
     workspace_file.unlink()
     os.mkfifo(workspace_file)
     result = run_cli("refactor", "geometry.py", "--at", "5", "-i", "rename foo to area", config=config, cwd=tmp_path)

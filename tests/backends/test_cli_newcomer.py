@@ -86,6 +86,9 @@ def test_the_bench_names_its_own_cap(tmp_path: Path, fake_backend: FakeBackend) 
     )
     assert "(4 tokens, bench --max-tokens)" in result.stdout + result.stderr
     assert "refactor.max_tokens" not in result.stdout + result.stderr
+    # The progress line keeps its advice whole: the problem before it gives way.
+    (line,) = [line for line in result.stderr.splitlines() if "(without, #1)" in line]
+    assert line.endswith("nothing was applied — raise bench --max-tokens or select a smaller region"), line
 
 
 def test_help_says_what_the_outputs_hold() -> None:
@@ -143,3 +146,41 @@ def test_check_passes_with_advice_only(tmp_path: Path, fake_backend: FakeBackend
     assert result.returncode == 0, result.stdout + result.stderr
     assert "unencrypted over plain http" in result.stderr
     assert "config: ok, with the advice above" in result.stdout
+
+
+DEMO_WEIGHTS = "/home/me/refactor-lsp/benchmarks/.vllm/models/smollm2"  # benchmarks/local_vllm.sh's folder
+
+
+@pytest.mark.parametrize(
+    ("served", "root", "demo"),
+    [
+        ("local", DEMO_WEIGHTS, True),  # the demo, as benchmarks/local_vllm.sh serves it
+        ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct", True),  # the same weights
+        ("local", "/srv/models/Qwen2.5-Coder-7B-Instruct", False),  # a real model under the demo's name
+        ("local", "/srv/models/smollm2-but-not-under-models/x", False),
+    ],
+    ids=["demo", "hub-name", "real-model", "other-folder"],
+)
+def test_a_refusal_from_the_demo_model_does_not_say_run_it_again(
+    tmp_path: Path, make_fake, served: str, root: str, demo: bool
+) -> None:
+    """The demo's model answers the same way every time: "run it again" cannot help, a real model can.
+    What the backend's /v1/models says decides (vLLM's `root`: where the weights are)."""
+    fake = make_fake("vllm", models=(served,), roots={served: root})
+    fake.enqueue(Reply(text="    return 1\n" * 400))  # loops to the automatic cap, as the demo's model does
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, local=fake)
+    result = run_cli("refactor", "geometry.py", "--lines", "5:5", "-i", "x", config=config, cwd=tmp_path)
+    message = assert_clean_failure(result)
+    assert "cut off at 256 tokens, more than twice what the 1-line region takes" in message
+    if demo:
+        assert "— this backend serves SmolLM2-135M, the local demo's model: too small for most edits" in message
+        assert "running it again will not help" in message and 'README, "A real model"' in message
+        assert "run it again or try another model" not in message
+    else:
+        assert "demo" not in message and "run it again or try another model" in message
+
+
+def test_the_readme_has_the_section_the_demo_advice_names() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "\n## A real model\n" in readme

@@ -23,15 +23,14 @@ from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.backends.test_cli import run_cli
 from tests.conftest import write_config
+from tests.stdlib_targets import smallest_function_looping_over
 
 WINDOW = 4096
-SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")
-# The line the issue's `--at 483` points at in Python 3.11's file, found by its text in any version.
-AT = SOURCE[: SOURCE.index("        for line in text.splitlines(True):")].count("\n") + 1
-RENAMED = SOURCE.replace(
-    "        for line in text.splitlines(True):\n            yield (prefix + line if predicate(line) else line)\n",
-    "        for row in text.splitlines(True):\n            yield (prefix + row if predicate(row) else row)\n",
-)
+# The issue's `--at 483` (a loop over `line` in Python 3.11's file), found by its structure in any version.
+TARGET = smallest_function_looping_over(Path(textwrap.__file__), "line")
+SOURCE = TARGET.source
+AT = TARGET.cursor_line
+RENAMED = TARGET.renamed("line", "row")
 
 
 @pytest.fixture
@@ -64,7 +63,7 @@ def test_the_large_file_is_fitted_to_a_window_the_backend_reports(project: dict[
     (request,) = fake.requests  # the first attempt fits: nothing refused
     assert sent_tokens(request) <= WINDOW
     content = request["messages"][1]["content"]
-    assert "(shortened around the region)" in content and "def prefixed_lines():" in content
+    assert "(shortened around the region)" in content and TARGET.header in content
     assert "fitted to the backend's context window of 4,096 tokens (from /v1/models: max_model_len)" in result.stdout
 
 

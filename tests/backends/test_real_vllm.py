@@ -12,19 +12,17 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.cli.main import main
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.lsp_harness import editor_of, server_setup, session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
 
 SPEC_URL = "http://127.0.0.1:8000/v1"
 PLAIN_URL = "http://127.0.0.1:8001/v1"
 TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"
-WORKSPACE = STATE_DIR / "real-workspace"
+WORKSPACE = SETUP.state_dir / "real-workspace"
 SOURCE = """def add_all(xs):
     total = 0
     for x in xs:
@@ -54,24 +52,12 @@ pytestmark = [
 ]
 
 
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            # The built-in default backend is the local speculative server; only the answer is bounded.
-            initialization_options={"refactor": {"maxTokens": 96, "timeoutS": 120}},
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+# The built-in default backend is the local speculative server; only the answer is bounded.
+client = session(SETUP, WORKSPACE, lambda: {"refactor": {"maxTokens": 96, "timeoutS": 120}})
 
 
 async def test_lsp_refactor_through_real_vllm(client: LanguageClient) -> None:
-    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor = editor_of(client)
     uri = editor.open(WORKSPACE / "sums.py", SOURCE)
     rng = editor.range_of(uri, SOURCE.split("\n\n\n")[0] + "\n")
     result = await editor.execute(

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -35,8 +33,17 @@ from typing import Any
 import pytest
 
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.conftest import closed_port_url, toml_text
-from tests.editors.real_editors import editor_missing
+from tests.conftest import closed_port_url, editor_settings, toml_text
+from tests.editors.real_editors import (
+    COMMENTED,
+    PICK,
+    RENAMED,
+    SERVER_COMMAND,
+    cursor_at,
+    drive,
+    editor_home,
+    editor_missing,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPET = ROOT / "editors" / "emacs" / "refactor-lsp.el"  # the setup editors/README.md gives
@@ -44,30 +51,6 @@ SCRIPT = ROOT / "tests" / "editors" / "emacs" / "eglot_code_action.el"
 WAIT_S = 15  # inside Emacs, for each step
 RUN_TIMEOUT_S = 45
 
-SOURCE = """import os
-
-
-def load(path):
-    # refactor-lsp: rename data to content
-    data = open(path).read()
-    return parse(data)
-
-
-def parse(text):
-    return text.split()
-"""
-RENAMED = """import os
-
-
-def load(path):
-    content = open(path).read()
-    return parse(content)
-
-
-def parse(text):
-    return text.split()
-"""
-PICK = "Refactor with prediction: rename data to content"
 SUMMARY = re.compile(
     r"^\[eglot\] Server reports \(type=3\): refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · "
     r"prediction \d+% accepted"
@@ -97,20 +80,6 @@ def emacs() -> str:
     if probe.returncode != 0:
         editor_missing(f"{EMACS} has no eglot: `apt-get install elpa-eglot` (Emacs 28) or use Emacs 29+")
     return EMACS
-
-
-def settings_for(fake: FakeBackend) -> dict[str, Any]:
-    return {
-        "defaultBackend": "fake",
-        "backends": {"fake": {"type": "openai", "baseUrl": fake.url, "model": "fake-model"}},
-    }
-
-
-def cursor_at(text: str, marker: str) -> tuple[int, int]:
-    """1-based line and column of the first character of `marker`."""
-    offset = text.index(marker)
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def elisp(value: Any) -> str:
@@ -144,56 +113,30 @@ def run_emacs(
     project = tmp_path / "project"
     project.mkdir()
     path = project / "app.py"
-    path.write_text(SOURCE, encoding="utf-8")
+    path.write_text(COMMENTED, encoding="utf-8")
     if dir_locals is not None:
         (project / ".dir-locals.el").write_text(
             f"((nil . ((eglot-workspace-configuration . {elisp(dir_locals)}))))\n", encoding="utf-8"
         )
-    home = tmp_path / "home"
-    for sub in ("config", "state", "data", "cache"):
-        (home / sub).mkdir(parents=True)
     if user_config is not None:
-        (home / "config" / "refactor-lsp").mkdir()
-        (home / "config" / "refactor-lsp" / "config.toml").write_text(toml_text(user_config), encoding="utf-8")
-    line, col = cursor_at(SOURCE, cursor)
-    results = tmp_path / "results.json"
+        user_file = editor_home(tmp_path) / "config" / "refactor-lsp" / "config.toml"
+        user_file.parent.mkdir()
+        user_file.write_text(toml_text(user_config), encoding="utf-8")
+    line, col = cursor_at(COMMENTED, cursor)
     spec = {
         "snippet": str(SNIPPET),
         "file": str(path),
         "line": line,
         "col": col,
-        "command": [sys.executable, "-m", "lsp_server"],
+        "command": SERVER_COMMAND,
         "settings": settings,
         "pick": PICK,
-        "results": str(results),
         "timeout_s": WAIT_S,
         "wait_for_message": "refactor-lsp: refactor",
         "show_stats": show_stats,
     }
-    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "EMACS", "REFACTOR_LSP"))},
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CACHE_HOME": str(home / "cache"),
-        "RLSP_SPEC": str(tmp_path / "spec.json"),
-        "PYTHONUNBUFFERED": "1",
-        **(extra_env or {}),
-    }
-    env.pop("OPENAI_API_KEY", None)
-    proc = subprocess.run(
-        [emacs, "--batch", "-Q", "-l", str(SCRIPT)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    data = json.loads(results.read_text(encoding="utf-8"))
+    argv = [emacs, "--batch", "-Q", "-l", str(SCRIPT)]
+    data = drive(argv, tmp_path, spec, cwd=project, timeout_s=RUN_TIMEOUT_S, env_prefixes=("EMACS",), env=extra_env)
     assert not data["error"], data["error"] + "\n" + "\n".join(data["messages"]) + "\n" + data["events"][-6000:]
     return data
 
@@ -244,7 +187,7 @@ def test_instruction_comment_with_workspace_configuration(emacs: str, tmp_path: 
 
 def test_instruction_comment_with_initialization_options(emacs: str, tmp_path: Path, fake_backend: FakeBackend):
     """Settings from `refactor-lsp-settings` (initializationOptions); point on a word elsewhere in the function."""
-    data = run_emacs(emacs, tmp_path, cursor="parse(data)", settings=settings_for(fake_backend), show_stats=True)
+    data = run_emacs(emacs, tmp_path, cursor="parse(data)", settings=editor_settings(fake_backend), show_stats=True)
     assert_refactored(data, fake_backend)
     # M-x refactor-lsp-show-stats (from the setup file): the medians of the history, one line.
     stats = [m for m in data["messages"] if "refactor-lsp: fake: with prediction: 1 refactors" in m]

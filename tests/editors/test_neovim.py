@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,26 +25,14 @@ import pytest
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import region_of, rule_responder
-from tests.conftest import closed_port_url
-from tests.editors.real_editors import editor_missing
+from tests.conftest import closed_port_url, editor_settings, fake_fixture
+from tests.editors.real_editors import RENAMED, SERVER_COMMAND, SOURCE, drive, editor_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = ROOT / "editors" / "neovim"
 HARNESS = Path(__file__).resolve().parent / "nvim" / "harness.lua"
 SCENARIO_TIMEOUT_S = 40
 
-SOURCE = """import os
-
-
-def load(path):
-    data = open(path).read()
-    return parse(data)
-
-
-def parse(text):
-    return text.split()
-"""
-RENAMED = SOURCE.replace("data", "content")
 SUMMARY = re.compile(r"^refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted")
 STATUS_AFTER = re.compile(r"^refactor \d+ tok/s · \d+% accepted$")  # "refactor " + the server's status_text
 STATUS_RUNNING = re.compile(r"^⟳ refactor \d+%( \d+ tok/s)?$")
@@ -81,15 +68,6 @@ def nvim() -> str:
     return NVIM
 
 
-def settings_for(backend: FakeBackend | str, **extra: Any) -> dict[str, Any]:
-    url = backend.url if isinstance(backend, FakeBackend) else backend
-    return {
-        "defaultBackend": "fake",
-        "backends": {"fake": {"type": "openai", "baseUrl": url, "model": "fake-model"}},
-        **extra,
-    }
-
-
 def run_nvim(
     tmp_path: Path,
     body: str,
@@ -103,46 +81,20 @@ def run_nvim(
     """Run a scenario (Lua, with `H` the harness and `plugin` the module) in a fresh headless Neovim
     started in `cwd` (default: `tmp_path`), the server started by `cmd` (default: this Python's
     `-m lsp_server`). With `expect_ok` false, a scenario that failed still returns what it recorded."""
-    home = tmp_path / "home"
-    for sub in ("config", "state", "data", "cache"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-    results = tmp_path / "results.json"
     spec = {
         "plugin_dir": str(PLUGIN_DIR),
-        "cmd": cmd or [sys.executable, "-m", "lsp_server"],
+        "cmd": cmd or SERVER_COMMAND,
         "settings": settings,
-        "results": str(results),
         "timeout_ms": (SCENARIO_TIMEOUT_S - 5) * 1000,
     }
-    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     script = tmp_path / "scenario.lua"
     script.write_text(
         f"local H = dofile({json.dumps(str(HARNESS))})\n"
         f"H.run(function()\n  local plugin = H.start({setup or 'nil'})\n{body}\nend)\n",
         encoding="utf-8",
     )
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "NVIM", "VIM", "REFACTOR_LSP"))},
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CACHE_HOME": str(home / "cache"),
-        "RLSP_SPEC": str(tmp_path / "spec.json"),
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("OPENAI_API_KEY", None)
-    proc = subprocess.run(
-        [NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
-        cwd=cwd or tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SCENARIO_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    data = json.loads(results.read_text(encoding="utf-8"))
+    argv = [NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)]
+    data = drive(argv, tmp_path, spec, cwd=cwd or tmp_path, timeout_s=SCENARIO_TIMEOUT_S, env_prefixes=("NVIM", "VIM"))
     if expect_ok:
         assert not data.get("error"), data["error"] + "\n" + json.dumps(data["notifications"], indent=1)
     return data
@@ -159,10 +111,7 @@ def messages(data: dict[str, Any]) -> list[str]:
     return [n["msg"] for n in data["notifications"]]
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=STEP_S) as fake:
-        yield fake
+backend = fake_fixture(step_s=STEP_S)
 
 
 @pytest.fixture
@@ -191,7 +140,7 @@ def test_prompt_keymap_rewrites_the_block_and_reports_speed(tmp_path: Path, fake
   vim.cmd('RefactorStats')
   H.wait(function() return #H.notified('refactor-lsp: fake') > 0 end, 'the stats message')
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     marks = data["marks"]
     assert "\n".join(marks["lines"]) + "\n" == RENAMED
@@ -273,7 +222,7 @@ def test_statusline_reads_the_fields_never_the_text(tmp_path: Path, fake: FakeBa
   plugin._on_command_result(nil, {{ status = 'cancelled', message = 'cancelled' }}, reply)
   H.mark('cancelled', H.statusline())
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     marks = data["marks"]
     assert marks["before_begin"] == ""  # a token never begun: ignored
@@ -308,7 +257,7 @@ def test_stale_result_is_not_applied_and_the_user_is_told(tmp_path: Path, fake: 
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     expected = SOURCE.replace("data = open(path).read()", 'data = open(path, "rb").read()')
     assert "\n".join(data["marks"]["lines"]) + "\n" == expected
@@ -336,7 +285,7 @@ def test_a_repaired_refactor_says_so_in_the_message_and_the_statusline(tmp_path:
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
     (summary,) = [n for n in data["notifications"] if SUMMARY.match(n["msg"])]
@@ -361,7 +310,7 @@ def test_code_action_menu_lists_our_actions_and_applies_one(tmp_path: Path, fake
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(fake, actions=actions),
+        editor_settings(fake, actions=actions),
     )
     assert len(data["menu"]) == 1
     menu = data["menu"][0]
@@ -394,7 +343,7 @@ def test_visual_selection_command_and_keymap(tmp_path: Path, fake: FakeBackend):
   H.mark('after_keymap', H.lines(buf))
   H.mark('mode', vim.api.nvim_get_mode().mode)
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     after_command = SOURCE.replace("    data = open", "    content = open")
     assert "\n".join(data["marks"]["after_command"]) + "\n" == after_command  # only the selected line
@@ -420,7 +369,7 @@ def test_cancel_command_stops_the_refactor(tmp_path: Path, fake: FakeBackend):
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     assert "\n".join(data["marks"]["lines"]) + "\n" == SOURCE
     assert "refactor-lsp: the refactor was cancelled; nothing was applied" in messages(data)
@@ -440,7 +389,7 @@ def test_lsp_config_alone_with_vim_lsp_enable(tmp_path: Path, fake: FakeBackend)
   H.wait_done()
   H.mark('lines', H.lines(buf))
 """,
-        settings_for(fake),
+        editor_settings(fake),
         setup="false",
     )
     assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
@@ -461,7 +410,7 @@ def test_checkhealth_reports_server_and_backend(tmp_path: Path, fake: FakeBacken
   vim.cmd('checkhealth refactor_lsp')
   H.mark('down', H.lines(0))
 """,
-        settings_for(fake),
+        editor_settings(fake),
         setup="{ enable = false }",
     )
     up, down = "\n".join(data["marks"]["up"]), "\n".join(data["marks"]["down"])
@@ -513,7 +462,7 @@ def test_edits_after_astral_characters_land_exactly(tmp_path: Path, fake: FakeBa
   H.wait_done('the refactor of the block')
   H.mark('after_block', H.lines(buf))
 """,
-        settings_for(fake),
+        editor_settings(fake),
         setup=f"{{ lsp = {{ before_init = {offer_only} }} }}",
     )
     assert data["marks"]["encoding"] == encoding
@@ -577,7 +526,7 @@ def test_each_definition_of_the_file_at_once_as_one_edit_that_one_undo_takes_bac
   H.mark('undone', H.lines(buf))
   H.mark('modified', vim.bo[buf].modified)
 """,
-        settings_for(batch_backend, refactor={"concurrency": 3}),
+        editor_settings(batch_backend, refactor={"concurrency": 3}),
     )
     marks = data["marks"]
     assert "\n".join(marks["lines"]) + "\n" == TWELVE.replace("total", "result")
@@ -621,7 +570,7 @@ def test_a_failing_definition_is_left_as_it_was_and_the_others_apply(
   H.mark('lines', H.lines(buf))
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(batch_backend),
+        editor_settings(batch_backend),
     )
     assert "\n".join(data["marks"]["lines"]) + "\n" == functions(12, set(range(12)) - {3})
     (told,) = [n for n in data["notifications"] if "definitions:" in n["msg"]]
@@ -647,7 +596,7 @@ def test_cancel_stops_every_definition_and_applies_nothing(tmp_path: Path, batch
   H.mark('modified', vim.bo[buf].modified)
   H.mark('statusline_after', H.statusline())
 """,
-        settings_for(batch_backend),
+        editor_settings(batch_backend),
     )
     assert "\n".join(data["marks"]["lines"]) + "\n" == TWELVE
     assert data["marks"]["modified"] is False
@@ -681,7 +630,7 @@ def test_selection_keymap_and_code_action_rewrite_each_definition_they_touch(
   H.wait_done('the batch from the menu')
   H.mark('after_action', H.lines(buf))
 """,
-        settings_for(batch_backend, actions=actions),
+        editor_settings(batch_backend, actions=actions),
     )
     marks = data["marks"]
     assert data["prompts"] == ["Refactor each definition of the selection (instruction): "]

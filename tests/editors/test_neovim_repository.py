@@ -15,10 +15,9 @@ import stat
 import sys
 from pathlib import Path
 
-import pytest
-
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.editors.test_neovim import RENAMED, SOURCE, WARN, backend, fake, messages, nvim, run_nvim, settings_for
+from tests.conftest import editor_settings, fake_fixture
+from tests.editors.test_neovim import RENAMED, SOURCE, WARN, backend, fake, messages, nvim, run_nvim
 
 __all__ = ["backend", "fake", "nvim"]  # the fixtures, shared with test_neovim.py
 
@@ -28,10 +27,7 @@ raise SystemExit(3)
 """
 
 
-@pytest.fixture
-def hostile():
-    with FakeBackend("openai", step_s=0.001) as other:
-        yield other
+hostile = fake_fixture(scope="function")
 
 
 def cloned_repository(tmp_path: Path, hostile: FakeBackend) -> tuple[Path, Path]:
@@ -80,7 +76,7 @@ def test_the_repository_neither_replaces_the_server_nor_trusts_its_vendored_fold
   H.wait_done('the refactor in the vendored folder')
   H.mark('lib', H.lines(lib))
 """,
-        settings_for(fake),
+        editor_settings(fake),
         cwd=repo,  # Neovim started in the repository, as `cd repo && nvim app.py`
         expect_ok=False,
     )
@@ -112,7 +108,7 @@ def test_checkhealth_runs_outside_the_repository_and_keeps_settings_off_the_comm
     )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     token = "Bearer tok-secret-4711"
-    settings = settings_for(fake)
+    settings = editor_settings(fake)
     settings["backends"]["fake"]["headers"] = {"Authorization": token}
     data = run_nvim(
         tmp_path,
@@ -183,7 +179,7 @@ def test_another_server_advertising_our_command_gets_no_keymap_and_no_instructio
   vim.cmd('RefactorPredict send me your instruction')
   H.mark('received', #received)
 """,
-        settings_for(fake),
+        editor_settings(fake),
         setup="{ enable = false }",
     )
     marks = data["marks"]
@@ -212,7 +208,7 @@ def test_keys_you_mapped_are_left_as_they_are(tmp_path: Path, fake: FakeBackend)
   H.keys('<leader>rp')
   H.mark('mine', vim.g.mine)
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     maps = data["marks"]["maps"]
     assert (maps["rp_n"], maps["ra_x"]) == ("mine", "mine, visual")
@@ -237,7 +233,7 @@ def test_the_statusline_shows_the_servers_text_and_never_evaluates_it(tmp_path: 
   client.handlers['refactorLsp/stats'](nil, stats, {{ method = 'refactorLsp/stats', client_id = client.id }})
   H.mark('shown', H.statusline())
 """,
-        settings_for(fake),
+        editor_settings(fake),
     )
     assert not marker.exists()
     assert data["marks"]["shown"] == f"refactor {status_text}"

@@ -17,19 +17,18 @@ failed without when CI=true (tests/editors/real_editors.py).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.editors.real_editors import editor_missing
+from tests.conftest import editor_settings
+from tests.editors.real_editors import COMMENTED, PICK, RENAMED, SERVER_COMMAND, cursor_at, drive, editor_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPET = ROOT / "editors" / "vim" / "refactor-lsp.vim"  # the setup editors/README.md gives
@@ -37,30 +36,6 @@ SCRIPT = ROOT / "tests" / "editors" / "vim" / "ale_code_action.vim"
 WAIT_MS = 15_000  # inside Vim, for each step
 RUN_TIMEOUT_S = 45
 
-SOURCE = """import os
-
-
-def load(path):
-    # refactor-lsp: rename data to content
-    data = open(path).read()
-    return parse(data)
-
-
-def parse(text):
-    return text.split()
-"""
-RENAMED = """import os
-
-
-def load(path):
-    content = open(path).read()
-    return parse(content)
-
-
-def parse(text):
-    return text.split()
-"""
-PICK = "Refactor with prediction: rename data to content"
 # ALE's g:ale_lsp_show_message_format is '%severity%:%linter%: %s'.
 SUMMARY = re.compile(
     r"^Info:refactor-lsp: refactor-lsp: refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted"
@@ -93,66 +68,26 @@ def vim() -> str:
     return VIM
 
 
-def settings_for(fake: FakeBackend) -> dict[str, Any]:
-    return {
-        "defaultBackend": "fake",
-        "backends": {"fake": {"type": "openai", "baseUrl": fake.url, "model": "fake-model"}},
-    }
-
-
-def cursor_at(text: str, marker: str) -> tuple[int, int]:
-    """1-based line and column of the first character of `marker`."""
-    offset = text.index(marker)
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
 def run_vim(vim: str, tmp_path: Path, *, cursor: str, settings: dict[str, Any]) -> dict[str, Any]:
     project = tmp_path / "project"
     project.mkdir()
     path = project / "app.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    home = tmp_path / "home"
-    for sub in ("config", "state", "data", "cache"):
-        (home / sub).mkdir(parents=True)
-    line, col = cursor_at(SOURCE, cursor)
-    results = tmp_path / "results.json"
+    path.write_text(COMMENTED, encoding="utf-8")
+    line, col = cursor_at(COMMENTED, cursor)
     spec = {
         "ale_dir": str(find_ale()),
         "snippet": str(SNIPPET),
         "file": str(path),
         "line": line,
         "col": col,
-        "command": [sys.executable, "-m", "lsp_server"],
+        "command": SERVER_COMMAND,
         "settings": settings,
         "pick": PICK,
-        "results": str(results),
         "timeout_ms": WAIT_MS,
         "wait_for_message": "refactor-lsp: refactor",
     }
-    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VIM", "MYVIMRC", "REFACTOR_LSP"))},
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CACHE_HOME": str(home / "cache"),
-        "RLSP_SPEC": str(tmp_path / "spec.json"),
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("OPENAI_API_KEY", None)
-    proc = subprocess.run(
-        [vim, "-N", "-u", "NONE", "-i", "NONE", "-n", "-es", "-S", str(SCRIPT)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    assert results.exists(), f"no results (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    data = json.loads(results.read_text(encoding="utf-8"))
+    argv = [vim, "-N", "-u", "NONE", "-i", "NONE", "-n", "-es", "-S", str(SCRIPT)]
+    data = drive(argv, tmp_path, spec, cwd=project, timeout_s=RUN_TIMEOUT_S, env_prefixes=("VIM", "MYVIMRC"))
     assert not data["error"], data["error"] + "\n" + "\n".join(data["messages"])
     return data
 
@@ -165,7 +100,7 @@ def run_vim(vim: str, tmp_path: Path, *, cursor: str, settings: dict[str, Any]) 
 def test_instruction_comment_from_the_code_action_menu(
     vim: str, tmp_path: Path, fake_backend: FakeBackend, cursor: str
 ):
-    data = run_vim(vim, tmp_path, cursor=cursor, settings=settings_for(fake_backend))
+    data = run_vim(vim, tmp_path, cursor=cursor, settings=editor_settings(fake_backend))
     # ALE's numbered menu: the comment's instruction first, then the presets; the user typed its number.
     assert data["menu"][0] == "Code Fixes:"
     assert data["menu"][1] == f"1) {PICK}"
@@ -174,7 +109,7 @@ def test_instruction_comment_from_the_code_action_menu(
     # The buffer: renamed in the whole function, the instruction comment gone, not written to disk.
     assert "\n".join(data["lines"]) + "\n" == RENAMED
     assert data["modified"] is True
-    assert (tmp_path / "project" / "app.py").read_text(encoding="utf-8") == SOURCE
+    assert (tmp_path / "project" / "app.py").read_text(encoding="utf-8") == COMMENTED
     # One speed summary, saying ALE never confirmed the edit (it does not reply to workspace/applyEdit).
     summaries = [m for m in data["messages"] if SUMMARY.match(m)]
     assert len(summaries) == 1, data["messages"]
@@ -189,11 +124,11 @@ def _offered(start_marker: str, end_marker: str | None = None) -> list[Any]:
     from lsp_server.config.schema import Config
     from lsp_server.server.actions import list_actions
 
-    start = SOURCE.index(start_marker)
-    end = SOURCE.index(end_marker) + len(end_marker) if end_marker else start + len(start_marker)
+    start = COMMENTED.index(start_marker)
+    end = COMMENTED.index(end_marker) + len(end_marker) if end_marker else start + len(start_marker)
     rng = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}  # passed through as is
     return list_actions(
-        Config(), uri="file:///app.py", text=SOURCE, start=start, end=end, lsp_range=rng, diagnostics=[]
+        Config(), uri="file:///app.py", text=COMMENTED, start=start, end=end, lsp_range=rng, diagnostics=[]
     )
 
 

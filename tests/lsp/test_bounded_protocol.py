@@ -6,48 +6,31 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, start_session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-WORKSPACE = STATE_DIR / "bounded-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "bounded-workspace"
 SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"
 RENAMED = SOURCE.replace("data", "content")
 INVALID_PARAMS, INVALID_REQUEST = -32602, -32600
 
 
-@pytest.fixture
-def backend():
-    with FakeBackend("openai", step_s=0.001) as fake:
-        yield fake
+backend = fake_fixture(scope="function")
 
 
 async def start(backend: FakeBackend) -> tuple[LanguageClient, Editor]:
-    client = await ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_server"], server_env=SERVER_ENV
-    ).start()
-    editor = Editor(client)
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
-            },
-        )
-    )
-    return client, editor
+    editor = await start_session(SETUP, WORKSPACE, editor_settings(backend))
+    return editor.client, editor
 
 
 def cursor(line: int = 1) -> dict:

@@ -5,57 +5,23 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings
+from tests.lsp_harness import fresh, server_setup, session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-
-WORKSPACE = STATE_DIR / "clients-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "clients-workspace"
 SOURCE = "# Grüße 👋 — 日本語\ndef greet(name):\n    label = '🎉 héllo ' + name  # e\u0301moji\n    return label\n"
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.001) as fake:
-        yield fake
+neovim = session(SETUP, WORKSPACE, lambda fake_backend: editor_settings(fake_backend), client_name="neovim")
+eglot = session(SETUP, WORKSPACE, lambda fake_backend: editor_settings(fake_backend), client_name="emacs")
 
 
-def _init(backend: FakeBackend, client_name: str) -> types.InitializeParams:
-    return types.InitializeParams(
-        capabilities=capabilities(client_name),
-        workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-        initialization_options={
-            "defaultBackend": "fake",
-            "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
-        },
-    )
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def neovim(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    result = await lsp_client.initialize_session(_init(backend, "neovim"))
-    lsp_client.editor = Editor(lsp_client, encoding=result.capabilities.position_encoding)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def eglot(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(_init(backend, "emacs"))
-    yield
-    await lsp_client.shutdown_session()
-
-
-async def test_neovim_utf8_positions_and_plain_changes(neovim: LanguageClient, backend: FakeBackend):
-    editor: Editor = neovim.editor  # type: ignore[attr-defined]
+async def test_neovim_utf8_positions_and_plain_changes(neovim: LanguageClient):
+    editor = fresh(neovim)
     assert editor.encoding == "utf-8"
     uri = editor.open(WORKSPACE / "nvim.py", SOURCE)
     result = await editor.execute(
@@ -68,8 +34,8 @@ async def test_neovim_utf8_positions_and_plain_changes(neovim: LanguageClient, b
     assert edit.document_changes is None and uri in edit.changes  # Neovim's capabilities: no documentChanges
 
 
-async def test_neovim_selection_with_multibyte_text(neovim: LanguageClient, backend: FakeBackend):
-    editor: Editor = neovim.editor  # type: ignore[attr-defined]
+async def test_neovim_selection_with_multibyte_text(neovim: LanguageClient):
+    editor = fresh(neovim)
     # Plain text: the uppercased lines are no Python (`RETURN LABEL`), which the check before an edit refuses.
     uri = editor.open(WORKSPACE / "nvim_sel.txt", SOURCE, language_id="plaintext")
     # Select from inside the emoji line's text to the end of the next line: whole lines are rewritten.
@@ -80,8 +46,8 @@ async def test_neovim_selection_with_multibyte_text(neovim: LanguageClient, back
     assert editor.buffers[uri] == "".join(lines[:2] + [line.upper() for line in lines[2:]])
 
 
-async def test_eglot_gets_the_command_on_the_action_and_an_early_reply(eglot: LanguageClient, backend: FakeBackend):
-    editor: Editor = eglot.editor  # type: ignore[attr-defined]
+async def test_eglot_gets_the_command_on_the_action_and_an_early_reply(eglot: LanguageClient):
+    editor = fresh(eglot)
     source = SOURCE.replace("    return label\n", "    # refactor-lsp: rename label to text\n    return label\n")
     uri = editor.open(WORKSPACE / "eglot.py", source)
     actions = await editor.code_actions(uri, editor.cursor_at(uri, "return label"))

@@ -4,58 +4,27 @@ window over real LSP: fitted when the region fits, refused before sending when i
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, session, until
+from tests.stdlib_targets import smallest_function_looping_over
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
+STATE_DIR = SETUP.state_dir
 WORKSPACE = STATE_DIR / "workspace"
 WINDOW = 4096
-SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")
-LOOP = "        for line in text.splitlines(True):\n            yield (prefix + line if predicate(line) else line)\n"
-RENAMED = SOURCE.replace(
-    LOOP, "        for row in text.splitlines(True):\n            yield (prefix + row if predicate(row) else row)\n"
-)
+TARGET = smallest_function_looping_over(Path(textwrap.__file__), "line")  # by structure, in any version
+SOURCE = TARGET.source
+RENAMED = TARGET.renamed("line", "row")
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[FakeBackend]:
-    with FakeBackend("vllm", step_s=0.001, context_window=WINDOW) as fake:
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]  # the harness keeps its editor here
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "small",
-                "backends": {"small": {"type": "vllm", "baseUrl": backend.url, "model": "fake-model"}},
-            },
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture
-def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]  # set by the client fixture
-    ed.clear()
-    backend.reset()
-    return ed
+backend = fake_fixture("vllm", context_window=WINDOW)
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend, name="small"))
 
 
 async def test_the_window_is_learned_when_the_server_starts(editor: Editor) -> None:
@@ -71,9 +40,10 @@ async def test_the_window_is_learned_when_the_server_starts(editor: Editor) -> N
 async def test_the_large_file_is_fitted_to_the_window(editor: Editor, backend: FakeBackend) -> None:
     assert len(SOURCE) > 14_000 and RENAMED != SOURCE
     uri = editor.open(WORKSPACE / "textwrap.py", SOURCE)
+    cursor = types.Position(TARGET.cursor_line - 1, 0)
     result = await editor.execute(
         "refactorLsp.refactor",
-        {"uri": uri, "range": editor.cursor_at(uri, LOOP.strip()), "instruction": "rename line to row"},
+        {"uri": uri, "range": types.Range(cursor, cursor), "instruction": "rename line to row"},
     )
     assert result["status"] == "applied", result
     assert editor.buffers[uri] == RENAMED

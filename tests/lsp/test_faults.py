@@ -8,23 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.conftest import backend_settings, closed_port_url, editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, session, until
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-
+SETUP = server_setup()
+STATE_DIR = SETUP.state_dir
 WORKSPACE = STATE_DIR / "faults-workspace"
 SOURCE = "import os\n\n\ndef load(path):\n    data = open(path).read()\n    return data\n"
 REGION = "def load(path):\n    data = open(path).read()\n    return data\n"
@@ -35,31 +34,9 @@ DOCUMENTED = (
     "    data = open(path).read()\n    return data\n"
 )
 SECRET = "sk-test-NEVER-SHOW-THIS-KEY-0123456789"
-CONFIG = ClientServerConfig(
-    server_command=SERVER_CONFIG.server_command,
-    server_env={**SERVER_ENV, "TEST_KEY": SECRET},
-)
 
-
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.001, models=("fake-model", "other-model")) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def second():
-    with FakeBackend("openai", step_s=0.001, models=("second-model",)) as fake:
-        yield fake
-
+backend = fake_fixture(models=("fake-model", "other-model"))
+second = fake_fixture(models=("second-model",))
 
 SETTINGS = {
     "connectTimeoutS": 2,
@@ -71,47 +48,26 @@ SETTINGS = {
 }
 
 
-@pytest_lsp.fixture(config=CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend, second: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    down = f"http://127.0.0.1:{closed_port()}/v1"
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {
-                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"},
-                    "keyed": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "apiKeyEnv": "TEST_KEY"},
-                    "unknown-model": {"type": "openai", "baseUrl": backend.url, "model": "no-such-model"},
-                    "down": {"type": "openai", "baseUrl": down, "model": "m"},
-                    "nohost": {"type": "openai", "baseUrl": "https://nonexistent.invalid:9/v1", "model": "m"},
-                    "tls": {"type": "openai", "baseUrl": backend.url.replace("http://", "https://"), "model": "m"},
-                    "with-fallback": {
-                        "type": "openai",
-                        "baseUrl": down,
-                        "model": "m",
-                        "fallback": ["second"],
-                    },
-                    "second": {"type": "openai", "baseUrl": second.url, "model": "second-model"},
-                },
-                "refactor": SETTINGS,
-            },
-        )
+def backends_settings(backend: FakeBackend, second: FakeBackend) -> dict:
+    """`fake` and the faulty backends beside it: a key, a model nobody serves, a closed port, no host, TLS
+    to a plain server, and a fallback from the closed port to `second`."""
+    down = closed_port_url()
+    return editor_settings(
+        backend,
+        others={
+            "keyed": backend_settings(backend, api_key_env="TEST_KEY"),
+            "unknown-model": backend_settings(backend, model="no-such-model"),
+            "down": {"type": "openai", "baseUrl": down, "model": "m"},
+            "nohost": {"type": "openai", "baseUrl": "https://nonexistent.invalid:9/v1", "model": "m"},
+            "tls": {"type": "openai", "baseUrl": backend.url.replace("http://", "https://"), "model": "m"},
+            "with-fallback": {"type": "openai", "baseUrl": down, "model": "m", "fallback": ["second"]},
+            "second": backend_settings(second),
+        },
+        refactor=SETTINGS,
     )
-    yield
-    await lsp_client.shutdown_session()
 
 
-@pytest.fixture
-def editor(client: LanguageClient, backend: FakeBackend, second: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]
-    ed.clear()
-    backend.reset()
-    second.reset()
-    return ed
+client = session(SETUP, WORKSPACE, backends_settings, env={"TEST_KEY": SECRET})
 
 
 @dataclass

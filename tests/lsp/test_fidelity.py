@@ -4,17 +4,16 @@ region, every other byte untouched, for each position encoding a client can nego
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup, to_offset
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, fresh, server_setup, session, to_offset
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-
-WORKSPACE = STATE_DIR / "fidelity-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "fidelity-workspace"
 BIG = "".join(f"def f{i}(x):\n    return x + {i}  # 😀 {i}\n\n" for i in range(6_667))  # 20,001 lines
 
 # (name, document, cursor needle, region as the model rewrites it, the region's current text)
@@ -70,44 +69,22 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.0) as fake:
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module", params=["utf-16", "utf-8", "utf-32"])
-async def client(lsp_client: LanguageClient, backend: FakeBackend, request: pytest.FixtureRequest):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    caps = capabilities("visual-studio-code")
-    caps.general = types.GeneralClientCapabilities(position_encodings=[request.param])
-    result = await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=caps,
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                # "always": these tests read the prediction sent, and the module's refactors share one
-                # history, from which the cost guard (pipeline/prediction_guard.py) would soon stop sending it.
-                "backends": {
-                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "prediction": "always"}
-                },
-            },
-        )
-    )
-    assert result.capabilities.position_encoding == request.param
-    lsp_client.editor = Editor(lsp_client, encoding=request.param)  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
+backend = fake_fixture(step_s=0.0)
+# "always": these tests read the prediction sent, and the module's refactors share one history, from which
+# the cost guard (pipeline/prediction_guard.py) would soon stop sending it.
+client = session(
+    SETUP,
+    WORKSPACE,
+    lambda backend: editor_settings(backend, keys={"prediction": "always"}),
+    encodings=["utf-16", "utf-8", "utf-32"],
+)
 
 
 @pytest.mark.parametrize(("name", "document", "needle", "new_region"), CASES, ids=[c[0] for c in CASES])
 async def test_edit_yields_exactly_the_models_region(
     client: LanguageClient, backend: FakeBackend, name: str, document: str, needle: str, new_region: str
 ):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
-    backend.reset()
+    editor = fresh(client)
     uri = editor.open(WORKSPACE / f"{name.replace(' ', '_').replace(',', '')}.txt", document)
     backend.enqueue(Reply(text=new_region))
     result = await editor.execute(
@@ -180,9 +157,7 @@ ASTRAL_CASES = [
 async def test_edit_after_astral_characters_lands_exactly(
     client: LanguageClient, backend: FakeBackend, name: str, document: str, needle: str, new_region: str, after: str
 ):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
-    backend.reset()
+    editor = fresh(client)
     uri = editor.open(WORKSPACE / f"astral_{name.replace(' ', '_')}.txt", document)
     backend.enqueue(Reply(text=new_region))
     result = await editor.execute(

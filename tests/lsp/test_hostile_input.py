@@ -10,44 +10,32 @@ import time
 
 import pytest
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.lsp_pipe import ServerPipe, frame
 from lsp_server.testing.replies import Reply
+from tests.conftest import editor_settings, fake_fixture
 from tests.lsp.test_faults import chunk, sse
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.lsp_harness import Editor, server_setup, start_session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-WORKSPACE = STATE_DIR / "hostile-workspace"
+SETUP = server_setup()
+SERVER_ENV = SETUP.env
+WORKSPACE = SETUP.state_dir / "hostile-workspace"
 SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"
 RENAMED = SOURCE.replace("data", "content")
 
 
-@pytest.fixture
-def backend():
-    with FakeBackend("openai", step_s=0.001) as fake:
-        yield fake
+backend = fake_fixture(scope="function")
 
 
 async def start(
     backend: FakeBackend, key: str | None = None, refactor: dict | None = None
 ) -> tuple[LanguageClient, Editor]:
-    env = {**SERVER_ENV, **({"TEST_KEY": key} if key is not None else {})}
-    client = await ClientServerConfig(server_command=[sys.executable, "-m", "lsp_server"], server_env=env).start()
-    editor = Editor(client)
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    fake = {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}
-    if key is not None:
-        fake["apiKeyEnv"] = "TEST_KEY"
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={"defaultBackend": "fake", "backends": {"fake": fake}, "refactor": refactor or {}},
-        )
-    )
-    return client, editor
+    keyed = {"api_key_env": "TEST_KEY"} if key is not None else {}
+    settings = editor_settings(backend, keys=keyed, refactor=refactor or {})
+    editor = await start_session(SETUP, WORKSPACE, settings, env={"TEST_KEY": key} if key is not None else None)
+    return editor.client, editor
 
 
 async def refactor(editor: Editor, name: str, instruction: str = "rename data to content") -> tuple[str, dict]:

@@ -11,15 +11,15 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, start_session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
+STATE_DIR, SERVER_ENV = SETUP.state_dir, SETUP.env
 
 WORKSPACE = STATE_DIR / "lifecycle-workspace"
 SOURCE = "def load(path):\n    data = open(path).read()\n    return data\n"
@@ -29,25 +29,9 @@ SECRET = "sk-test-lifecycle-SECRET-abcdef0123456789"
 async def start(
     backend: FakeBackend, *extra_args: str, env: dict[str, str] | None = None
 ) -> tuple[LanguageClient, Editor]:
-    config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_server", *extra_args], server_env={**SERVER_ENV, **(env or {})}
-    )
-    client = await config.start()
-    editor = Editor(client)
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {
-                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "apiKeyEnv": "TEST_KEY"}
-                },
-            },
-        )
-    )
-    return client, editor
+    settings = editor_settings(backend, keys={"api_key_env": "TEST_KEY"})
+    editor = await start_session(SETUP, WORKSPACE, settings, args=extra_args, env=env)
+    return editor.client, editor
 
 
 def server_pid(client: LanguageClient) -> int:
@@ -69,10 +53,7 @@ def open_sockets(pid: int) -> int:
     return count
 
 
-@pytest.fixture
-def backend():
-    with FakeBackend("openai", step_s=0.001) as fake:
-        yield fake
+backend = fake_fixture(scope="function")
 
 
 async def test_shutdown_with_refactors_in_flight(backend: FakeBackend):

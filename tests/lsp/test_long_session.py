@@ -5,7 +5,6 @@ opened and closed, changes to a document that is not open. What the server keeps
 from __future__ import annotations
 
 import json
-import socket
 
 from lsp_server.testing.lsp_pipe import (
     SESSION_URI,
@@ -15,6 +14,7 @@ from lsp_server.testing.lsp_pipe import (
     other_documents,
     typing,
 )
+from tests.conftest import closed_port_url
 from tests.lsp_harness import server_setup
 
 _, SERVER_ENV, _ = server_setup()
@@ -52,10 +52,8 @@ def test_twenty_thousand_changes_leave_the_server_the_size_it_was() -> None:
 def test_a_request_the_editor_never_answers_is_not_kept() -> None:
     """The server asks the editor for its settings and stops waiting after a while: nothing of the
     request is kept, and an answer that comes late finds nothing waiting for it."""
-    with socket.socket() as closed:  # a port nothing listens on: the refactor fails at once, after the settings
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    backends = {"nowhere": {"type": "openai", "baseUrl": f"http://127.0.0.1:{port}/v1", "model": "m"}}
+    # A port nothing listens on: the refactor fails at once, after the settings.
+    backends = {"nowhere": {"type": "openai", "baseUrl": closed_port_url(), "model": "m"}}
     initialize = {
         "processId": None,
         "rootUri": None,

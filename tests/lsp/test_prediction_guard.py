@@ -4,34 +4,21 @@ stats notification and the message)."""
 
 from __future__ import annotations
 
-from lsprotocol import types
-
 from lsp_server.pipeline.prediction_guard import MIN_SAMPLES
 from lsp_server.stats.history import History, history_path
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings
+from tests.lsp_harness import server_setup, start_session
 
 SOURCE = "def area(radius):\n    scale = radius * radius\n    return scale * 3\n"
 
 
 async def test_a_session_stops_sending_a_prediction_the_backend_accepts_little_of(fake_backend: FakeBackend) -> None:
     setup = server_setup()
-    client = await setup.config.start()
-    editor = Editor(client)
     workspace = setup.state_dir / "workspace"
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": fake_backend.url, "model": "fake-model"}},
-                # Uppercased Python does not parse, and the check would refuse it: this is about the guard.
-                "refactor": {"verify": "off"},
-            },
-        )
-    )
+    # Uppercased Python does not parse, and the check would refuse it: this is about the guard.
+    editor = await start_session(setup, workspace, editor_settings(fake_backend, refactor={"verify": "off"}))
     try:
         for index in range(MIN_SAMPLES + 1):  # a file each: every answer rewrites lowercase code
             uri = editor.open(workspace / f"m{index}.py", SOURCE)
@@ -46,7 +33,7 @@ async def test_a_session_stops_sending_a_prediction_the_backend_accepts_little_o
         assert reason in editor.messages()[-1]  # the line the user reads says why
         assert reason in editor.stats[-1]["summary"]
     finally:
-        await client.shutdown_session()
+        await editor.client.shutdown_session()
     # ...and the history the next session (or CLI run) learns from holds every one of them.
     records = History(history_path(setup.env)).read()
     assert [r.prediction_reason for r in records] == [""] * MIN_SAMPLES + [reason]

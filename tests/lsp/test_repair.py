@@ -8,59 +8,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, fresh, server_setup, session, start_session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-
-WORKSPACE = STATE_DIR / "repair-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "repair-workspace"
 FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"
 SOURCE = f"import os\n\n\n{FUNCTION}\n\ndef main():\n    return load('x')\n"
 RENAMED = SOURCE.replace("data", "content")
 RENAME = "rename data to content"
 
-
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.001) as fake:
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
-                "refactor": {"concurrency": 3},
-            },
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+backend = fake_fixture(step_s=0.001)
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend, refactor={"concurrency": 3}))
 
 
 @pytest.fixture
 def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]
-    ed.clear()
-    backend.reset()
-    backend.responder = rule_responder
-    return ed
+    backend.responder = rule_responder  # as a test may have left it
+    return fresh(client)
 
 
-async def rename(editor: Editor, name: str, text: str = SOURCE) -> tuple[str, dict[str, Any]]:
-    uri = editor.open(WORKSPACE / name, text)
+async def rename(
+    editor: Editor, name: str, text: str = SOURCE, workspace: Path = WORKSPACE
+) -> tuple[str, dict[str, Any]]:
+    uri = editor.open(workspace / name, text)
     args = {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": RENAME}
     return uri, await editor.execute("refactorLsp.refactor", args)
 
@@ -115,6 +90,31 @@ async def test_a_valid_answer_in_a_file_already_broken_is_applied_with_one_reque
     assert len(backend.requests) == 1
     (notified,) = editor.stats
     assert notified["repaired"] is None and "repair" not in notified["summary"]
+
+
+async def test_a_valid_answer_is_applied_with_one_request_and_no_repair(editor: Editor, backend: FakeBackend) -> None:
+    uri, reply = await rename(editor, "valid.py")
+    assert reply["status"] == "applied" and editor.buffers[uri] == RENAMED
+    assert len(backend.requests) == 1
+    (notified,) = editor.stats
+    assert notified["checked"] == "python" and notified["repaired"] is None and notified["repair_ms"] is None
+    assert "repair" not in notified["summary"]
+
+
+async def test_repairs_0_refuses_a_broken_answer_at_once(backend: FakeBackend) -> None:
+    backend.reset()
+    backend.responder = SlippingResponder(slip="dropped closing bracket", seed=5)
+    workspace = SETUP.state_dir / "no-repairs"
+    editor = await start_session(SETUP, workspace, editor_settings(backend, refactor={"repairs": 0}))
+    try:
+        uri, reply = await rename(editor, "norepair.py", workspace=workspace)
+        assert reply["status"] == "error" and editor.buffers[uri] == SOURCE and editor.edits_received == []
+        assert "syntax error that the code did not have: '(' was never closed at line 5" in reply["message"]
+        assert "nothing was applied" in reply["message"]
+        assert len(backend.requests) == 1  # no repair asked
+        assert editor.stats[-1]["repaired"] is None and editor.stats[-1]["applied"] is False
+    finally:
+        await editor.client.shutdown_session()
 
 
 # -- a batch: each definition repaired or refused alone -----------------------------------------------

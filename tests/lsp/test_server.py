@@ -5,18 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_server.server.wire import PROGRESS_NOTIFICATION
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.lsp_harness import Editor, capabilities, server_setup, until
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, session, until
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-
-WORKSPACE = STATE_DIR / "workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "workspace"
 
 PY_SOURCE = """import os
 
@@ -36,40 +34,10 @@ class Store:
 """
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.002) as fake:
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                # "always": these tests read the prediction sent, and the module's refactors share one
-                # history, from which the cost guard (pipeline/prediction_guard.py) would soon stop sending it.
-                "backends": {
-                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model", "prediction": "always"}
-                },
-            },
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture
-def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]
-    ed.clear()
-    backend.reset()
-    return ed
+backend = fake_fixture(step_s=0.002)
+# "always": these tests read the prediction sent, and the module's refactors share one history, from which
+# the cost guard (pipeline/prediction_guard.py) would soon stop sending it.
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend, keys={"prediction": "always"}))
 
 
 def _titles(actions: list[types.CodeAction]) -> list[str]:
@@ -81,12 +49,6 @@ async def test_an_editor_that_did_not_ask_gets_progress_without_the_plugins_noti
 ):
     """`refactorLsp/progress` goes only to a plugin that asked for it (`progressFields`); any editor
     gets the `$/progress` bar with the same figures in its message."""
-    fields: list[object] = []
-
-    @client.feature(PROGRESS_NOTIFICATION)
-    def on_fields(params: object) -> None:
-        fields.append(params)
-
     uri = editor.open(WORKSPACE / "plain_editor.py", PY_SOURCE)
     known = set(client.progress_reports)
     answer = "def load(path):\n    content = open(path).read()\n    return parse(content)\n"
@@ -99,7 +61,7 @@ async def test_an_editor_that_did_not_ask_gets_progress_without_the_plugins_noti
     reports = [r for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressReport)]
     assert any("chars" in (r.message or "") for r in reports), client.progress_reports[token]
     await asyncio.sleep(0.05)  # anything sent with the reports has arrived by now
-    assert fields == []
+    assert editor.progress_fields == []
 
 
 async def test_happy_path_rename_in_function(editor: Editor, backend: FakeBackend, client: LanguageClient):

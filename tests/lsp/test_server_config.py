@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import fake_fixture
+from tests.lsp_harness import Editor, server_setup, session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
+STATE_DIR = SETUP.state_dir
 
 WORKSPACE = STATE_DIR / "config-workspace"
 USER_FILE = STATE_DIR / "config" / "refactor-lsp" / "config.toml"
@@ -18,16 +19,19 @@ SOURCE = "def greet(name):\n    return 'hello ' + name\n"
 MODELS = ("m-user", "m-init", "m-editor", "m-workspace")
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.001, models=MODELS) as fake:
-        USER_FILE.parent.mkdir(parents=True, exist_ok=True)
-        USER_FILE.write_text(
-            f"""
+backend = fake_fixture(models=MODELS)
+
+
+def layers(backend: FakeBackend) -> dict:
+    """Your user file names the fake, its model, three settings and a preset; `initializationOptions`
+    change the model and two of the settings."""
+    USER_FILE.parent.mkdir(parents=True, exist_ok=True)
+    USER_FILE.write_text(
+        f"""
 default_backend = "fake"
 [backends.fake]
 type = "openai"
-base_url = "{fake.url}"
+base_url = "{backend.url}"
 model = "m-user"
 [refactor]
 temperature = 0.1
@@ -38,37 +42,14 @@ id = "user-preset"
 title = "Make it shout"
 instruction = "rename name to NAME"
 """,
-            encoding="utf-8",
-        )
-        yield fake
-
-
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "refactorLsp": {
-                    "backends": {"fake": {"model": "m-init"}},
-                    "refactor": {"temperature": 0.2, "maxTokens": 222},
-                }
-            },
-        )
+        encoding="utf-8",
     )
-    yield
-    await lsp_client.shutdown_session()
+    return {
+        "refactorLsp": {"backends": {"fake": {"model": "m-init"}}, "refactor": {"temperature": 0.2, "maxTokens": 222}}
+    }
 
 
-@pytest.fixture
-def editor(client: LanguageClient, backend: FakeBackend) -> Editor:
-    ed: Editor = client.editor  # type: ignore[attr-defined]
-    ed.clear()
-    backend.reset()
-    return ed
+client = session(SETUP, WORKSPACE, layers)
 
 
 def settings_changed(client: LanguageClient, settings: dict | None) -> None:

@@ -7,7 +7,6 @@ import stat
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
 
 from lsp_server.stats import history as history_module
 from lsp_server.stats.history import History, HistoryRecord, history_path, summarize_history
@@ -15,7 +14,8 @@ from lsp_server.stats.measured import RefactorStats
 from lsp_server.stats.measured import measured as derived
 from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, ServerSetup, capabilities, server_setup
+from tests.conftest import editor_settings
+from tests.lsp_harness import ServerSetup, server_setup, start_session
 
 
 def measured(**kwargs) -> RefactorStats:
@@ -185,20 +185,8 @@ def test_summarize_empty_history() -> None:
 
 async def _stats_after(setup: ServerSetup, backend: FakeBackend, refactor_first: bool) -> tuple[dict, list[str]]:
     """Start a server as a test module does, optionally refactor once, then ask for `showStats`."""
-    client = await setup.config.start()
-    editor = Editor(client)
     workspace = setup.state_dir / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"}},
-            },
-        )
-    )
+    editor = await start_session(setup, workspace, editor_settings(backend))
     try:
         if refactor_first:
             uri = editor.open(workspace / "m.py", "def f(a):\n    return a\n")
@@ -207,7 +195,7 @@ async def _stats_after(setup: ServerSetup, backend: FakeBackend, refactor_first:
         summary = await editor.execute("refactorLsp.showStats")
         return summary, editor.messages()
     finally:
-        await client.shutdown_session()
+        await editor.client.shutdown_session()
 
 
 async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: FakeBackend) -> None:
@@ -268,19 +256,8 @@ async def test_a_damaged_history_stops_neither_a_refactor_nor_show_stats(fake_ba
     ]
     history.write_bytes(b"".join(good + damaged))
 
-    client = await setup.config.start()
-    editor = Editor(client)
     workspace = setup.state_dir / "workspace"
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
-            initialization_options={
-                "defaultBackend": "fake",
-                "backends": {"fake": {"type": "openai", "baseUrl": fake_backend.url, "model": "fake-model"}},
-            },
-        )
-    )
+    editor = await start_session(setup, workspace, editor_settings(fake_backend))
     try:
         uri = editor.open(workspace / "m.py", "def f(a):\n    return a\n")
         args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename a to b"}
@@ -290,4 +267,4 @@ async def test_a_damaged_history_stops_neither_a_refactor_nor_show_stats(fake_ba
         summary = await editor.execute("refactorLsp.showStats")
         assert summary["count"] == len(good) + 1
     finally:
-        await client.shutdown_session()
+        await editor.client.shutdown_session()

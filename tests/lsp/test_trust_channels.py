@@ -8,48 +8,26 @@ another host. `initializationOptions` come from the user's own editor config and
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, editor_of, server_setup, session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
+SETUP = server_setup()
+STATE_DIR = SETUP.state_dir
 WORKSPACE = STATE_DIR / "cloned-repo"
 SECRET = "sk-test-trust-channels-0123456789"
 SOURCE = "def greet(name):\n    return 'hello ' + name\n"
-CONFIG = ClientServerConfig(server_command=SERVER_CONFIG.server_command, server_env={**SERVER_ENV, "GOOD_KEY": SECRET})
+ENV = {"GOOD_KEY": SECRET}
 
 
-@pytest.fixture(scope="module")
-def good():
-    with FakeBackend("openai", step_s=0.001, models=("fake-model", "other-model")) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def hostile():
-    with FakeBackend("openai", step_s=0.001, models=("fake-model",)) as fake:
-        yield fake
+good = fake_fixture(models=("fake-model", "other-model"))
+hostile = fake_fixture()
 
 
 def init_options(good: FakeBackend, **extra: object) -> dict:
-    backend = {"type": "openai", "baseUrl": good.url, "model": "fake-model", "apiKeyEnv": "GOOD_KEY"}
-    return {"refactorLsp": {"defaultBackend": "fake", "backends": {"fake": backend}}, **extra}
-
-
-async def start(client: LanguageClient, options: dict) -> Editor:
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    editor = Editor(client)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "repo")],
-            initialization_options=options,
-        )
-    )
-    return editor
+    return {"refactorLsp": editor_settings(good, keys={"api_key_env": "GOOD_KEY"}), **extra}
 
 
 def hostile_answer(hostile: FakeBackend) -> dict:
@@ -78,18 +56,13 @@ async def refactor(editor: Editor, name: str, backend: str | None = None) -> tup
     return uri, await editor.execute("refactorLsp.refactor", args)
 
 
-@pytest_lsp.fixture(config=CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, good: FakeBackend, hostile: FakeBackend):
-    lsp_client.editor = await start(lsp_client, init_options(good))  # type: ignore[attr-defined]
-    lsp_client.set_configuration(hostile_answer(hostile), section="refactorLsp")
-    yield
-    await lsp_client.shutdown_session()
+client = session(SETUP, WORKSPACE, init_options, configuration=hostile_answer, env=ENV)
 
 
 async def test_editor_settings_from_the_repository_cannot_redirect_code_or_key(
     client: LanguageClient, good: FakeBackend, hostile: FakeBackend
 ):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor = editor_of(client)  # not cleared: the settings' warning may have come as the session began
     uri, result = await refactor(editor, "greet.py")
     assert result["status"] == "applied", result
     assert editor.buffers[uri] == SOURCE.replace("name", "who")
@@ -113,15 +86,18 @@ async def test_editor_settings_from_the_repository_cannot_redirect_code_or_key(
     assert hostile.requests == []
 
 
-@pytest_lsp.fixture(config=CONFIG, scope="module")
-async def vscode_client(lsp_client: LanguageClient, good: FakeBackend, hostile: FakeBackend):
-    """VS Code's extension says its answers are the user's (Workspace Trust restricts the rest)."""
-    lsp_client.editor = await start(lsp_client, init_options(good, configurationTrusted=True))  # type: ignore[attr-defined]
-    lsp_client.set_configuration(
-        {"backends": {"fake": {"baseUrl": hostile.url, "apiKeyEnv": "GOOD_KEY"}}}, section="refactorLsp"
-    )
-    yield
-    await lsp_client.shutdown_session()
+def routed_by_the_user(hostile: FakeBackend) -> dict:
+    return {"backends": {"fake": {"baseUrl": hostile.url, "apiKeyEnv": "GOOD_KEY"}}}
+
+
+# VS Code's extension says its answers are the user's (Workspace Trust restricts the rest).
+vscode_client = session(
+    SETUP,
+    WORKSPACE,
+    lambda good: init_options(good, configurationTrusted=True),
+    configuration=routed_by_the_user,
+    env=ENV,
+)
 
 
 async def test_a_client_whose_settings_are_the_users_may_route(
@@ -129,7 +105,7 @@ async def test_a_client_whose_settings_are_the_users_may_route(
 ):
     good.reset()
     hostile.reset()
-    editor: Editor = vscode_client.editor  # type: ignore[attr-defined]
+    editor = editor_of(vscode_client)  # not cleared: no warning may have come at all
     uri, result = await refactor(editor, "vscode.py")
     assert result["status"] == "applied", result
     assert editor.buffers[uri] == SOURCE.replace("name", "who")
@@ -143,16 +119,12 @@ ISSUE_REPO = STATE_DIR / "issue-20-repo"
 ISSUE_USER_FILE = STATE_DIR / "issue-20-user.toml"
 OPENAI_KEY = "sk-test-not-for-a-repository-0123"
 TRAP = "http://127.0.0.1:9"  # were OpenAI tried by mistake, through a proxy nobody listens on
-ISSUE_CONFIG = ClientServerConfig(
-    server_command=SERVER_CONFIG.server_command,
-    server_env={
-        **SERVER_ENV,
-        "REFACTOR_LSP_CONFIG": str(ISSUE_USER_FILE),
-        "OPENAI_API_KEY": OPENAI_KEY,  # set for other tools
-        **{name: TRAP for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")},
-        "NO_PROXY": "127.0.0.1,localhost",
-    },
-)
+ISSUE_ENV = {
+    "REFACTOR_LSP_CONFIG": str(ISSUE_USER_FILE),
+    "OPENAI_API_KEY": OPENAI_KEY,  # set for other tools
+    **{name: TRAP for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")},
+    "NO_PROXY": "127.0.0.1,localhost",
+}
 
 
 @pytest.fixture(scope="module")
@@ -170,24 +142,14 @@ def issue_files(good: FakeBackend) -> None:
     )
 
 
-@pytest_lsp.fixture(config=ISSUE_CONFIG, scope="module")
-async def issue_client(lsp_client: LanguageClient, issue_files: None):
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("neovim"),
-            workspace_folders=[types.WorkspaceFolder(ISSUE_REPO.as_uri(), "repo")],
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+issue_client = session(SETUP, ISSUE_REPO, lambda issue_files: None, client_name="neovim", env=ISSUE_ENV)
 
 
 async def test_a_workspace_file_cannot_send_the_code_and_key_to_a_backend_you_never_configured(
     issue_client: LanguageClient, good: FakeBackend
 ):
     good.reset()
-    editor: Editor = issue_client.editor  # type: ignore[attr-defined]
+    editor = editor_of(issue_client)
     uri = editor.open(ISSUE_REPO / "greet.py", SOURCE)
     args = {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename name to who"}
     result = await editor.execute("refactorLsp.refactor", args)

@@ -3,75 +3,45 @@ as fields of `refactorLsp/progress`, and the summary texts ready-made in `refact
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_server.server.wire import PROGRESS_NOTIFICATION, RefactorStatus
+from lsp_server.server.wire import RefactorStatus
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.lsp_harness import Editor, capabilities, server_setup
+from tests.conftest import backend_settings, editor_settings, fake_fixture
+from tests.lsp_harness import fresh, server_setup, session
 
-STATE_DIR, SERVER_ENV, SERVER_CONFIG = server_setup()
-WORKSPACE = STATE_DIR / "wire-workspace"
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "wire-workspace"
 # Long enough that the stream lasts several progress intervals (0.25 s) at 5 ms a pass.
 SOURCE = (
     "def load(path):\n" + "".join(f"    data_{i} = open(path).read() + data\n" for i in range(60)) + "    return data\n"
 )
 
 
-@pytest.fixture(scope="module")
-def backend():
-    with FakeBackend("openai", step_s=0.005, draft_len=2) as fake:
-        yield fake
+backend = fake_fixture(step_s=0.005, draft_len=2)
+# A vLLM-like server: several tokens per chunk (drafts from the prompt), counted on every chunk.
+speculating = fake_fixture("vllm", step_s=0.01, draft_len=6)
 
 
-@pytest.fixture(scope="module")
-def speculating():
-    """A vLLM-like server: several tokens per chunk (drafts from the prompt), counted on every chunk."""
-    with FakeBackend("vllm", step_s=0.01, draft_len=6) as fake:
-        yield fake
+def settings(backend: FakeBackend, speculating: FakeBackend) -> dict:
+    # progressFields: as the VS Code extension and the Neovim plugin ask
+    return editor_settings(backend, others={"spec": backend_settings(speculating)}, progressFields=True)
 
 
-@pytest_lsp.fixture(config=SERVER_CONFIG, scope="module")
-async def client(lsp_client: LanguageClient, backend: FakeBackend, speculating: FakeBackend):
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    lsp_client.editor = Editor(lsp_client)  # type: ignore[attr-defined]
-    lsp_client.progress_payloads = []  # type: ignore[attr-defined]
-
-    @lsp_client.feature(PROGRESS_NOTIFICATION)
-    def on_progress(params: Any) -> None:
-        lsp_client.progress_payloads.append(params if isinstance(params, dict) else params._asdict())  # type: ignore[attr-defined]
-
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
-            initialization_options={
-                "progressFields": True,  # as the VS Code extension and the Neovim plugin ask
-                "defaultBackend": "fake",
-                "backends": {
-                    "fake": {"type": "openai", "baseUrl": backend.url, "model": "fake-model"},
-                    "spec": {"type": "vllm", "baseUrl": speculating.url, "model": "fake-model"},
-                },
-            },
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
+client = session(SETUP, WORKSPACE, settings)
 
 
 async def test_progress_and_stats_carry_their_figures_as_fields(client: LanguageClient, backend: FakeBackend):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor = fresh(client)
     uri = editor.open(WORKSPACE / "wire.py", SOURCE)
     reply = await editor.execute(
         "refactorLsp.refactor",
         {"uri": uri, "range": editor.cursor_at(uri, "return"), "instruction": "rename data to content"},
     )
     assert reply["status"] == RefactorStatus.APPLIED.value
-    payloads = client.progress_payloads  # type: ignore[attr-defined]
+    payloads = editor.progress_fields
     assert payloads, "no refactorLsp/progress notification"
     last = payloads[-1]
     assert last["uri"] == uri and last["token"].startswith("refactor-lsp/")
@@ -100,15 +70,14 @@ async def test_progress_and_stats_carry_their_figures_as_fields(client: Language
     ],
 )
 async def test_bad_arguments_are_an_invalid_params_error(client: LanguageClient, arguments: list, problem: str):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
+    editor = fresh(client)
     with pytest.raises(Exception) as info:
         await editor.execute("refactorLsp.refactor", *arguments)
     assert problem in str(info.value)
 
 
 async def test_snake_case_arguments_are_accepted(client: LanguageClient, backend: FakeBackend):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
+    editor = fresh(client)
     uri = editor.open(WORKSPACE / "snake.py", "def f(x):\n    return x\n")
     reply = await editor.execute(
         "refactorLsp.refactor",
@@ -119,9 +88,7 @@ async def test_snake_case_arguments_are_accepted(client: LanguageClient, backend
 
 
 async def live_and_final(client: LanguageClient, name: str, backend: str) -> tuple[dict, dict]:
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
-    client.progress_payloads.clear()  # type: ignore[attr-defined]
+    editor = fresh(client)
     uri = editor.open(WORKSPACE / name, SOURCE)
     reply = await editor.execute(
         "refactorLsp.refactor",
@@ -133,7 +100,7 @@ async def live_and_final(client: LanguageClient, name: str, backend: str) -> tup
         },
     )
     assert reply["status"] == "applied", reply
-    return client.progress_payloads[-1], reply["stats"]  # type: ignore[attr-defined]
+    return editor.progress_fields[-1], reply["stats"]
 
 
 async def test_live_rate_is_tokens_per_second_on_a_speculating_server(client: LanguageClient):
@@ -155,9 +122,7 @@ async def test_live_rate_on_a_server_that_does_not_count_per_chunk(client: Langu
 async def test_a_whole_file_region_is_named_in_the_progress_title_and_the_message(
     client: LanguageClient, backend: FakeBackend
 ):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
-    backend.reset()
+    editor = fresh(client)
     text = "".join(f"value_{i} = {i}\n" for i in range(30))
     uri = editor.open(WORKSPACE / "settings_module.py", text)
     reply = await editor.execute(
@@ -166,7 +131,7 @@ async def test_a_whole_file_region_is_named_in_the_progress_title_and_the_messag
     )
     assert reply["status"] == RefactorStatus.APPLIED.value
     assert backend.requests[-1]["prediction"]["content"] == text  # the cursor is in no definition
-    token = client.progress_payloads[-1]["token"]  # type: ignore[attr-defined]
+    token = editor.progress_fields[-1]["token"]
     (begin,) = [r for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressBegin)]
     assert begin.title.endswith("(the whole file, 30 lines)")
     (message,) = editor.messages()
@@ -174,9 +139,7 @@ async def test_a_whole_file_region_is_named_in_the_progress_title_and_the_messag
 
 
 async def test_the_edit_format_argument_reaches_the_refactor(client: LanguageClient, backend: FakeBackend):
-    editor: Editor = client.editor  # type: ignore[attr-defined]
-    editor.clear()
-    backend.reset()
+    editor = fresh(client)
     text = "def f(data):\n    return data\n"
     uri = editor.open(WORKSPACE / "hunks_arg.py", text)
     reply = await editor.execute(

@@ -24,6 +24,7 @@ from lsp_server.pipeline.context_fit import (
 )
 from lsp_server.pipeline.plan import Plan, RefactorRequest, plan_refactor
 from lsp_server.testing.context_limit import refusal
+from tests.stdlib_targets import smallest_function_looping_over
 
 # The refusals as each server writes them. vLLM's wording changed over the versions; each is quoted
 # from its source: vllm/entrypoints/openai/serving_engine.py (`_validate_prompt_and_tokenize`, 2024),
@@ -118,7 +119,9 @@ def test_estimates_count_more_for_text_outside_ascii() -> None:
 
 # -- fitting an attempt -----------------------------------------------------------------------------
 
-SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")  # 19 KB of real code: the issue's file
+# 19 KB of real code (the issue's file), and a small function in it, found by structure in any version.
+TARGET = smallest_function_looping_over(Path(textwrap.__file__), "line")
+SOURCE = TARGET.source
 
 
 def plan_at(needle: str, *, lines: int | None = None, **refactor: object) -> Plan:
@@ -153,7 +156,7 @@ def room(window: int) -> int:
 
 
 def test_an_attempt_that_fits_is_sent_as_planned() -> None:
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     planned, fitted = attempt(plan), attempt(plan, ContextWindow(131072, "models"))
     assert planned.fit is None
     assert fitted.prompt == planned.prompt and fitted.max_tokens == planned.max_tokens
@@ -161,7 +164,7 @@ def test_an_attempt_that_fits_is_sent_as_planned() -> None:
 
 
 def test_the_file_around_the_region_gives_way_first() -> None:
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     planned = attempt(plan)
     window = ContextWindow(4096, "models")
     fitted = attempt(plan, window)
@@ -169,7 +172,7 @@ def test_the_file_around_the_region_gives_way_first() -> None:
     assert estimate + fitted.max_tokens <= room(4096)
     assert fitted.max_tokens == planned.max_tokens  # the answer keeps its room
     assert fitted.prompt.prediction == planned.prompt.prediction == plan.original  # the region is whole
-    assert "def prefixed_lines():" in fitted.prompt.messages[1]["content"]
+    assert TARGET.header in fitted.prompt.messages[1]["content"]
     assert "(shortened around the region)" in fitted.prompt.messages[1]["content"]
     assert fitted.fit is not None and 0 < (fitted.fit.context_chars or 0) < len(SOURCE)
     assert fitted.fit.prompt_tokens == estimate  # the fit's estimate is the prompt's as sent
@@ -237,7 +240,7 @@ def test_a_hunks_answer_is_let_down_further_than_a_rewrite() -> None:
 
 def test_each_window_is_fitted_from_the_plan() -> None:
     """An attempt for another backend's window starts from the plan, not from an attempt fitted before."""
-    plan = plan_at("    def prefixed_lines():")
+    plan = plan_at(TARGET.header)
     small = attempt(plan, ContextWindow(4096, "models"))
     large = attempt(plan, ContextWindow(131072, "models"))
     assert small.prompt != large.prompt

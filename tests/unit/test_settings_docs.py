@@ -1,10 +1,11 @@
-"""The docs agree with the code: docs/settings.md is what docs/gen_settings.py writes from the schema,
-every setting is described, the VS Code extension's settings (package.json) match the schema, and
-every relative link in the docs leads to a file and heading that exist."""
+"""The docs agree with the code: docs/settings.md and the VS Code extension's settings (package.json) are
+what docs/gen_settings.py writes from the schema, every setting is described there once, and every
+relative link in the docs leads to a file and heading that exist."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -27,27 +28,48 @@ def _load_generator() -> Any:
 
 
 gen = _load_generator()
-
-# The extension's own settings (which program runs, LSP tracing): never sent to the server.
-CLIENT_SETTINGS = {"refactorLsp.server.command", "refactorLsp.server.args", "refactorLsp.trace.server"}
-
-
-def test_settings_md_is_what_the_generator_writes() -> None:
-    assert gen.OUTPUT.read_text(encoding="utf-8") == gen.render(), "docs/settings.md is stale: run `make docs`"
+SETTINGS = gen.settings()
+BY_PATH = {s.path: s for s in SETTINGS}
 
 
-def test_every_setting_has_one_description_and_every_description_names_a_setting() -> None:
-    fields = gen.schema_fields()
-    described = [key for doc in gen.DOCS for key in doc.keys]
-    assert sorted(set(fields) - set(described)) == [], "schema settings without a description in gen_settings.DOCS"
-    assert sorted(set(described) - set(fields)) == [], "descriptions that name no schema setting"
-    assert len(described) == len(set(described)), "a setting described twice"
-    for doc in gen.DOCS:
-        assert doc.text.strip() and doc.example.strip(), doc.keys
-        for key in doc.keys:
-            _, default, has_default = fields[key]
-            if doc.required:  # a required setting's schema default is the empty placeholder
-                assert has_default is False or default == "", key
+@pytest.mark.parametrize("path", [gen.OUTPUT, gen.PACKAGE_JSON], ids=lambda p: p.name)
+def test_generated_files_are_what_the_generator_writes(path: Path) -> None:
+    assert path.read_text(encoding="utf-8") == gen.outputs()[path], f"{path.name} is stale: run `make docs`"
+
+
+def test_every_setting_is_described_with_an_example() -> None:
+    assert "refactor.scope" in BY_PATH and "backends.<name>.base_url" in BY_PATH and "actions[].id" in BY_PATH
+    assert "backends.<name>.name" not in BY_PATH, "a table's own name is not a setting"
+    headed = gen.headings(SETTINGS)
+    assert [s.path for group in headed for s in group] == [s.path for s in SETTINGS if not gen.is_table_of_records(s)]
+    for group in headed:
+        assert group[0].text.strip() and group[0].tags.get("Example", "").strip(), group[0].path
+        for s in group[1:]:
+            assert not s.text and "Example" not in s.tags, f"{s.path}: documented with {group[0].path}"
+    for s in SETTINGS:
+        if s.tags.get("Required") == "yes":  # a required setting's schema default is the empty placeholder
+            assert s.has_default is False or s.default == "", s.path
+
+
+def test_a_docstrings_last_paragraph_holds_only_known_tags() -> None:
+    text, tags = gen.parse_doc("x", "What it does,\nin two lines.\n\nExample: x = 1\nVS Code: Short\n    and long.")
+    assert text == "What it does, in two lines."
+    assert tags == {"Example": "x = 1", "VS Code": "Short and long."}
+    with pytest.raises(ValueError, match="Exampel"):
+        gen.parse_doc("x", "What it does.\n\nExample: x = 1\nExampel: x = 2")
+    with pytest.raises(ValueError, match="once"):
+        gen.parse_doc("x", "What it does.\n\nExample: x = 1\nExample: x = 2")
+
+
+def test_a_pair_is_documented_under_the_setting_above() -> None:
+    price_in, price_out = (
+        BY_PATH["backends.<name>.price_input_per_mtok"],
+        BY_PATH["backends.<name>.price_output_per_mtok"],
+    )
+    assert [price_in, price_out] in gen.headings(SETTINGS)
+    alone = [s for s in SETTINGS if s is not price_in]
+    with pytest.raises(ValueError, match="not the setting above"):
+        gen.headings(alone)
 
 
 def _json_types(prop: dict[str, Any]) -> set[str]:
@@ -70,34 +92,41 @@ def _vscode_paths(properties: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every server setting package.json declares, by its schema path (top level, refactor.*, items)."""
     out: dict[str, dict[str, Any]] = {}
     for name, prop in properties.items():
-        if name in CLIENT_SETTINGS:
+        if name.startswith(gen.EXTENSION_OWN):
             continue
         assert name.startswith("refactorLsp."), name
         path = ".".join(_snake(part) for part in name.removeprefix("refactorLsp.").split("."))
         if path == "backends":
-            for key, inner in gen.item_properties(prop).items():
-                out[f"backends.<name>.{_snake(key)}"] = inner
+            out["backends"] = prop
+            inner = prop["additionalProperties"]["properties"]
+            out.update({f"backends.<name>.{_snake(key)}": value for key, value in inner.items()})
         elif path == "actions":
             out["actions"] = prop
-            for key, inner in gen.item_properties(prop).items():
-                out[f"actions[].{_snake(key)}"] = inner
+            out.update({f"actions[].{_snake(key)}": value for key, value in prop["items"]["properties"].items()})
         else:
             out[path] = prop
     return out
 
 
+def _properties() -> dict[str, Any]:
+    manifest = json.loads(gen.PACKAGE_JSON.read_text(encoding="utf-8"))
+    return manifest["contributes"]["configuration"]["properties"]
+
+
+def _declared() -> dict[str, dict[str, Any]]:
+    return _vscode_paths(_properties())
+
+
 def test_vscode_settings_exist_in_the_schema_with_its_types_and_defaults() -> None:
-    fields = gen.schema_fields()
-    declared = _vscode_paths(gen.vscode_properties())
+    declared = _declared()
     assert declared, "no settings found in package.json"
     problems = []
     for path, prop in declared.items():
-        if path == "backends":
-            continue
-        if path not in fields:
+        if path not in BY_PATH:
             problems.append(f"{path}: declared in package.json, not in the schema")
             continue
-        hint, default, has_default = fields[path]
+        setting = BY_PATH[path]
+        hint, default, has_default = setting.hint, setting.default, setting.has_default
         kinds = _json_types(prop)
         if kinds != {_expected_json_type(hint)}:
             problems.append(f"{path}: package.json type {sorted(kinds)}, schema {hint!r}")
@@ -115,16 +144,14 @@ def test_vscode_settings_exist_in_the_schema_with_its_types_and_defaults() -> No
     assert problems == [], "\n".join(problems)
 
 
-def test_every_schema_setting_is_in_vscode_or_listed_as_absent_with_a_reason() -> None:
-    fields = gen.schema_fields()
-    declared = _vscode_paths(gen.vscode_properties())
-    absent = {**gen.VSCODE_ABSENT, **gen.VSCODE_NOT_YET}
-    assert all(reason.strip() for reason in absent.values())
-    missing = sorted(path for path in fields if path not in declared and path not in absent)
-    assert missing == [], "declare these in editors/vscode/package.json, or list them in gen_settings.VSCODE_ABSENT"
-    listed_but_declared = sorted(path for path in absent if path in declared)
-    assert listed_but_declared == [], "package.json declares these now: drop them from the absent lists"
-    assert sorted(path for path in absent if path not in fields) == []
+def test_vscode_declares_every_setting_but_those_its_docstring_says_why_not() -> None:
+    declared = _declared()
+    absent = {s.path: s.tags["Not in VS Code"] for s in SETTINGS if "Not in VS Code" in s.tags}
+    assert absent and all(reason.strip() for reason in absent.values())
+    assert sorted(path for path in BY_PATH if path not in declared) == sorted(absent)
+    # the extension's own settings (which program runs, LSP tracing), never sent to the server, are kept
+    own = [name for name in _properties() if name.startswith(gen.EXTENSION_OWN)]
+    assert own == ["refactorLsp.server.command", "refactorLsp.server.args", "refactorLsp.trace.server"]
 
 
 # -- links --------------------------------------------------------------------------------------------

@@ -249,3 +249,18 @@ def test_settle_leaves_the_collector_on_and_everything_alive_frozen() -> None:
 def test_the_cache_lives_under_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_file().parent == tmp_path / "refactor-lsp"
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_collector_pauses_inside_the_imports_and_comes_back_as_it_was(tmp_path: Path, collecting: bool) -> None:
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        with startup.fast_imports(tmp_path / "cache.marshal"):
+            assert not gc.isenabled()
+        assert gc.isenabled() is collecting
+        with pytest.raises(RuntimeError), startup.fast_imports(tmp_path / "cache.marshal"):
+            raise RuntimeError("an import failed")
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()

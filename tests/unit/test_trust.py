@@ -8,7 +8,8 @@ import pytest
 
 from lsp_server.config.layers import Layer, editor_layer
 from lsp_server.config.load import load_config
-from lsp_server.config.schema import COST_CEILINGS, MIN_AUTO_MAX_TOKENS, RefactorSettings
+from lsp_server.config.schema import MIN_AUTO_MAX_TOKENS, RefactorSettings
+from lsp_server.config.trust import COST_CEILINGS
 from lsp_server.pipeline.plan import default_max_tokens
 
 WORKSPACE_TOML = '[backends.local]\nbase_url = "https://elsewhere.example/v1"\nmodel = "big"\n'

@@ -2,7 +2,7 @@
 //
 // The extension sends `configurationTrusted: true` with initialize: it promises the server that its
 // `workspace/configuration` answers never carry a repository's choice of where code and keys go,
-// which backend serves them, or how much a refactor may cost (lsp_server/config/load.py,
+// which backend serves them, or how much a refactor may cost (lsp_server/config/trust.py,
 // `restrict_untrusted`). VS Code's Workspace Trust alone does not keep that promise:
 // `restrictedConfigurations` drops a restricted setting only under its own key, so an untrusted
 // folder's `.vscode/settings.json` can still reach inside one with a longer dotted key

@@ -19,8 +19,10 @@ import {
 // out/test/trust.test.cjs → the extension's package.json
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 const contributed: string[] = Object.keys(manifest.contributes.configuration.properties);
-// out/test/trust.test.cjs → the server's schema, whose rule src/trust.ts keeps for untrusted workspaces
-const schema = fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "lsp_server", "config", "schema.py"), "utf8");
+// out/test/trust.test.cjs → the server's schema and trust rules, which src/trust.ts keeps for untrusted workspaces
+const configDir = path.join(__dirname, "..", "..", "..", "..", "lsp_server", "config");
+const schema = fs.readFileSync(path.join(configDir, "schema.py"), "utf8");
+const serverTrust = fs.readFileSync(path.join(configDir, "trust.py"), "utf8");
 const camel = (key: string): string => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const restricted: string[] = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
 
@@ -129,8 +131,8 @@ const sent = (key: string, value: unknown, own: unknown): unknown => {
 test("the ceilings are the server's COST_CEILINGS, each a declared refactor setting", () => {
   const declared = contributed.filter((k) => k.startsWith("refactorLsp.refactor.")).map((k) => k.split(".")[2]);
   assert.deepEqual([...REFACTOR_SETTINGS].sort(), declared.sort());
-  const costs = /COST_CEILINGS = frozenset\(\s*\{([^}]*)\}\s*\)/.exec(schema)?.[1]; // one line or ruff's several
-  assert.ok(costs, "COST_CEILINGS not found in lsp_server/config/schema.py");
+  const costs = /COST_CEILINGS = frozenset\(\s*\{([^}]*)\}\s*\)/.exec(serverTrust)?.[1]; // one line or ruff's several
+  assert.ok(costs, "COST_CEILINGS not found in lsp_server/config/trust.py");
   const keys = [...costs.matchAll(/"(\w+)"/g)].map((m) => camel(m[1]));
   assert.deepEqual([...REFACTOR_CEILINGS].sort(), keys.sort());
   assert.equal(Number(/MIN_AUTO_MAX_TOKENS = (\d+)/.exec(schema)?.[1]), MIN_AUTO_MAX_TOKENS);
