@@ -1,9 +1,9 @@
 """A small OpenAI-compatible server for tests and benchmarks, on 127.0.0.1 only.
 
 It streams real SSE over real HTTP/1.1 (chunked, keep-alive), reports `usage` with
-`completion_tokens_details`, and simulates speculative decoding: every forward pass costs
-`step_s` and emits the draft tokens that match the answer plus one, so a good prediction gives a
-real, measurable, known speed-up (`simulate()` says exactly how many passes an answer takes).
+`completion_tokens_details`, and simulates speculative decoding: every forward pass costs `step_s`
+and emits the draft tokens that match the answer plus one, so a good prediction gives a real,
+measurable, known speed-up (`speculation.simulate` says how many passes an answer takes).
 
 Kinds: "openai" drafts from the request's `prediction` field; "vllm" ignores that field and drafts
 from the prompt and its own answer so far (n-gram lookup, as vLLM's proposer searches both), ends
@@ -11,43 +11,15 @@ with a usage chunk whose `choices` is empty, can add per-request `metrics.specul
 counts drafts on `/metrics`; "llamacpp" drafts likewise and reports `timings`. Faults are queued
 with `enqueue(Reply(...))`.
 
-How fast the prediction pays is its `profile` (`profiles`): how many draft tokens a pass verifies,
-how often a real model takes a draft that matches, what verifying costs, how long the first token
-takes. The default, `perfect`, is the upper bound: every matching draft token accepted, drafts of 8,
-the prompt free (the first token comes after one pass). The others are calibrated to measured
-figures of real backends, each cited: `local-vllm-cpu` (this machine's vLLM pair), `gpu-vllm-ngram`,
-`openai-predicted`. With `perfect`, `draft_len` and `prefill_tokens_per_pass` may be set:
-the latter makes the time to first token grow with the prompt as on a real server, the prompt's
-tokens ÷ that many, in passes, before the first one. Reading a prompt is a wait of its own: under
-the load model below it neither slows nor is slowed by other requests' passes.
+How fast the prediction pays is its `profile`: `perfect` (the default, the upper bound) or one
+calibrated to a real backend (`profiles`). Its load model, off by default, makes a pass dearer while
+other answers stream (`ReplyStream.pass_s`; benchmarks/README.md, "The loopback backend's load
+model"); `peak_active_streams` records how many answers streamed at once. Anything measured against
+it is simulated, and its `/models` entries say so (`owned_by`, and `profile`).
 
-Load (off by default, and then every pass costs exactly `step_s`): a real server streams its
-requests in batches, one forward pass for all of them. Decoding is memory-bound, so a pass that
-carries a few more tokens (another request's, or draft tokens to verify) costs about the same, until
-the batch saturates the compute; that is why speculation pays on an idle server and less on a busy
-one. Two knobs model it:
-- `load_factor`: each other request streaming makes a pass dearer by this fraction (KV-cache reads,
-  scheduling), with or without drafts;
-- `batch_tokens`: the tokens a pass handles for the price of one. Each streaming request puts 1 +
-  its draft tokens into the pass; beyond `batch_tokens` in all the pass is compute-bound and costs
-  in proportion, so verifying drafts competes with the other requests.
-A pass costs `step_s * cost * (1 + load_factor * (active - 1)) * max(1, tokens / batch_tokens)`, with
-`cost` the profile's price of the pass's own drafts (1 for `perfect`), `active` the requests
-streaming and `tokens` what they put in their passes, as they stand when the pass begins. Each
-stream advances on its own clock rather than in a lockstep batch: simpler, and the same in steady
-state. `peak_active_streams` records how many answers streamed at once. Anything measured against
-this server is simulated; its `/models` entries say so (`owned_by`, and `profile`).
-
-Beside this module (the server: its state, its life on a thread, its routes, the command line):
-`speculation` (the passes, `simulate`), `profiles` (real backends' speed, calibrated), `pacing` (one
-answer's passes and their cost), `responders` (the model it plays), `replies` (scripted replies and
-faults, and the SSE stream that answers a completion, paced by the load model above), `calibration`
-(the bench's figures for a profile, in simulated time).
-
-Run it alone: `python -m lsp_server.testing.fake_backend --kind vllm --port 8000` (prints its URL;
-`--profile gpu-vllm-ngram` paces it as that backend; `--load-factor` and `--batch-tokens` turn the
-load model on; `--corpus benchmarks/tasks` answers the bench's tasks as a perfect model would,
-`corpus_responder`).
+This module is the server: its state, its life on a thread, its routes, its command line
+(`python -m lsp_server.testing.fake_backend --kind vllm --port 8000`; `--help` for the rest). The
+package's `__init__` maps the modules beside it.
 """
 
 from __future__ import annotations
@@ -58,16 +30,21 @@ import dataclasses
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from . import context_limit
 from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
-from .responders import corpus_responder, rule_responder
+from .responders import SlippingResponder, corpus_responder, rule_responder
 
 
 class FakeBackend(ReplyStream):
+    """The server, started with `start()` (or as a context manager) on a thread of its own. With the
+    `perfect` profile, `draft_len` and `prefill_tokens_per_pass` may be set (the latter makes the time to
+    first token grow with the prompt, as on a real server); a calibrated profile is kept whole."""
+
     def __init__(
         self,
         kind: str = "openai",
@@ -87,6 +64,7 @@ class FakeBackend(ReplyStream):
         profile: BackendProfile = PERFECT,
         context_window: int = 0,
         reports_window: bool = True,
+        roots: dict[str, str] | None = None,
     ) -> None:
         if load_factor < 0 or batch_tokens < 0 or (prefill_tokens_per_pass or 0) < 0:
             raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
@@ -113,6 +91,9 @@ class FakeBackend(ReplyStream):
         self.models = models
         # Bytes of padding in one more /models entry (0: none): a list too large to be read whole.
         self.models_padding_bytes = 0
+        # vLLM's `root` in each /v1/models entry: where the weights are (default: the name, as vLLM's own
+        # when it serves a model under the name it was loaded by).
+        self.roots = roots or {}
         self.responder = responder
         self.spec_decode_metrics = spec_decode_metrics
         self.speculation = speculation
@@ -139,6 +120,8 @@ class FakeBackend(ReplyStream):
         self.counters = {"accepted": 0, "drafted": 0}
         # time.time() when each stream's first non-empty content chunk was written (benchmarks/perf.py).
         self.first_content_sent_at: list[float] = []
+        # By a completion request's index in `requests`: when the answer began and when it was done (monotonic).
+        self.answer_spans: dict[int, tuple[float, float]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -203,6 +186,7 @@ class FakeBackend(ReplyStream):
             self.requests.clear()
             self.headers_seen.clear()
             self.first_content_sent_at.clear()
+            self.answer_spans.clear()
             self.disconnects = 0
             self.flood_sent = 0
             self.models_padding_bytes = 0
@@ -272,6 +256,7 @@ class FakeBackend(ReplyStream):
                         "object": "model",
                         "owned_by": self.describe(),
                         "profile": self.profile.name,
+                        **({"root": self.roots.get(m, m)} if self.kind == "vllm" else {}),
                         **context_limit.model_card(self.kind, self.context_window, self.reports_window),
                     }
                     for m in self.models
@@ -308,6 +293,7 @@ class FakeBackend(ReplyStream):
             request = json.loads(body or b"{}")
             with self._lock:
                 self.requests.append(request)
+                index = len(self.requests) - 1
                 self.headers_seen.append(headers)
                 reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
             refused = context_limit.refusal(self.kind, self.context_window, request)
@@ -317,7 +303,11 @@ class FakeBackend(ReplyStream):
             cap = context_limit.answer_cap(self.kind, self.context_window, request)
             if cap is not None:  # a copy: the request as received stays in `requests`
                 request = {**request, "max_tokens": cap, "max_completion_tokens": None}
-            return await self._complete(request, reply, reader, writer)
+            began = time.monotonic()
+            try:
+                return await self._complete(request, reply, reader, writer)
+            finally:
+                self.answer_spans[index] = (began, time.monotonic())
         await self._send(writer, 404, {"error": {"message": f"no route {path}"}}, {})
         return True
 
@@ -374,6 +364,16 @@ def main() -> None:
         help="answer each task of this bench corpus (benchmarks/tasks) with its expected region, as a perfect "
         "model would (default: follow `rename A to B` instructions, else echo the region)",
     )
+    parser.add_argument(
+        "--slip",
+        metavar="NAME",
+        help="a model that slips: one answer in --slip-every breaks the code this way (testing/slips.py: "
+        "'dropped closing bracket', 'unterminated string', ...), and its repair mends it (the check before an "
+        "edit)",
+    )
+    parser.add_argument(
+        "--slip-every", type=int, default=3, metavar="N", help="with --slip: one answer in N (default 3)"
+    )
     args = parser.parse_args()
     if args.load_factor < 0 or args.batch_tokens < 0 or (args.prefill_tokens_per_pass or 0) < 0:
         parser.error("--load-factor, --batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more")
@@ -392,6 +392,12 @@ def main() -> None:
             responder = corpus_responder(args.corpus)
         except BenchError as exc:
             parser.error(f"--corpus: {exc}")
+    if args.slip:
+        from .slips import SLIPS
+
+        if args.slip not in SLIPS:
+            parser.error(f"--slip: one of {', '.join(repr(name) for name in SLIPS)}, not {args.slip!r}")
+        responder = SlippingResponder(responder, slip=args.slip, every=args.slip_every, language=None)
     backend = FakeBackend(
         args.kind,
         step_s=args.step_ms / 1000,

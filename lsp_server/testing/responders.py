@@ -109,8 +109,9 @@ class SlippingResponder:
     """A model that slips (`slips.SLIPS`) in its answers and, asked to repair one, writes the answer it
     meant (`fixes`), or the broken one again. It knows a repair by its region: an answer it broke.
 
-    `every`: one answer in this many slips (1: each); `slip`: the slip's name in `slips.SLIPS`. Asked
-    for hunks, the hunks of the broken region come back, as for any responder (`model_answer`).
+    `every`: one answer in this many slips (1: each); `slip`: the slip's name in `slips.SLIPS`;
+    `language`: the code's languageId, None to read it from the prompt's `Language:` line. Asked for
+    hunks, the hunks of the broken region come back, as for any responder (`model_answer`).
     """
 
     def __init__(
@@ -119,7 +120,7 @@ class SlippingResponder:
         slip: str = "dropped closing bracket",
         every: int = 1,
         fixes: bool = True,
-        language: str = "python",
+        language: str | None = "python",
         seed: int = 0,
     ) -> None:
         from .slips import SLIPS
@@ -138,8 +139,17 @@ class SlippingResponder:
         self.answers += 1
         if (self.answers - 1) % self.every:
             return answer
-        broken = self.slip(answer, self.language, self.random)
+        broken = self.slip(answer, self.language or _language_in(request), self.random)
         if broken is None or broken == answer:
             return answer
         self.meant[broken] = answer
         return broken
+
+
+def _language_in(request: dict[str, Any]) -> str:
+    """The languageId the prompt names (`Language: go`), else plaintext."""
+    for message in request.get("messages", []):
+        found = re.search(r"^Language: (\S+)$", str(message.get("content", "")), re.M)
+        if found:
+            return found.group(1)
+    return "plaintext"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,34 @@ def test_the_cli_applies_a_valid_answer_to_a_broken_file_with_one_request(tmp_pa
     report = json.loads(done.stdout)
     assert report["repaired"] is None and report["stats"]["checked"] == "python"
     assert len(fake.requests) == 1
+
+
+GO = (
+    "package loader\n\nfunc Load(path string) int {\n\tdata := read(path)\n"
+    '\tif data == "" {\n\t\treturn 0\n\t}\n\treturn len(data)\n}\n'
+)
+
+
+def test_the_fake_backends_command_line_slips_in_the_prompts_language_and_mends_on_repair(tmp_path: Path) -> None:
+    """`fake_backend --slip` (what the recorded bench of repairs runs): a Go answer with a dropped bracket,
+    found by Go's bracket reader, repaired by the next request; the CLI writes the mended answer."""
+    command = [sys.executable, "-m", "lsp_server.testing.fake_backend", "--kind", "openai", "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--slip", "dropped closing bracket", "--slip-every", "1"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        (tmp_path / "loader.go").write_text(GO, encoding="utf-8")
+        config = write_config(tmp_path, fake={"type": "openai", "base_url": url, "model": "fake-model"})
+        args = ["refactor", "loader.go", "-i", "rename data to content", "--at", "4", "--write", "--json"]
+        done = run_cli(*args, config=config, cwd=tmp_path)
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "loader.go").read_text(encoding="utf-8") == GO.replace("data", "content")
+    report = json.loads(done.stdout)
+    assert report["repaired"] is True and report["stats"]["checked"] == "brackets"
+    refused = subprocess.run([*command, "--slip", "nosuch"], capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--slip: one of 'dropped closing bracket'" in refused.stderr
