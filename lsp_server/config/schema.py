@@ -213,7 +213,7 @@ class RefactorSettings:
     VS Code: `syntax`: an answer that brings a syntax error is sent back once to fix (`repairs`) or refused; `off`.
     """
     repairs: int = 1
-    """Requests asking the model to fix an answer the check refused; `0`: refuse at once. Untrusted: may only lower it.
+    """`1`: an answer the check refused is sent back once to fix (more counts as 1); `0`: refuse it. Untrusted: lower.
 
     Example: repairs = 0
     VS Code: How many times an answer the check refused is sent back to the model to fix; `0` refuses it at once.

@@ -21,6 +21,9 @@ from ..text import clip, split_lines
 from .check_command import run_checker
 
 CONTEXT_LINES = 2  # lines quoted on each side of the problem's line in the repair's prompt
+# One repair (issue 31): a repaired answer still broken is refused, never sent back again. A
+# `refactor.repairs` above it counts as it; 0 refuses at once.
+MAX_REPAIRS = 1
 
 
 @dataclass(frozen=True)

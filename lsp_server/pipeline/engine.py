@@ -26,7 +26,7 @@ from ..formats.choice import FormatChoice, FormatHistory
 from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
 from ..formats.hygiene import UnusableOutput
-from ..formats.verify import Problem, refused_message, verify_answer
+from ..formats.verify import MAX_REPAIRS, Problem, refused_message, verify_answer
 from ..scope import ScopeCache
 from ..stats.history import HistoryRecord
 from ..stats.measured import RefactorStats
@@ -275,7 +275,7 @@ class Engine:
             "the model's answer for %s has a %s (%s):\n%s", plan.request.path, problem.kind, problem, completion.text
         )
         first = tries.problems[0] if tries.problems else None
-        allowed = plan.settings.repairs
+        allowed = min(plan.settings.repairs, MAX_REPAIRS)
         if len(tries.problems) >= allowed:
             raise RefactorError(refused_message(problem, first, allowed), stats, completion.text, problem) from None
         memory, refused = self.backend_memory, self._refused(attempt.backend)

@@ -117,6 +117,13 @@ async def test_with_no_repairs_allowed_a_broken_answer_is_refused_at_once(
     assert len(fake_backend.requests) == 1
 
 
+async def test_one_repair_at_most_whatever_refactor_repairs_says(engine: Engine, fake_backend: FakeBackend) -> None:
+    fake_backend.enqueue(Reply(text=BROKEN), Reply(text=BROKEN), Reply(text=RENAMED))
+    with pytest.raises(RefactorError, match="asked to fix it, it still has one"):
+        await engine.refactor(request(), config(fake_backend, repairs=5))
+    assert len(fake_backend.requests) == 2  # the answer and one repair; the third reply is never asked for
+
+
 async def test_with_the_check_off_the_answer_is_applied_as_it_came(engine: Engine, fake_backend: FakeBackend) -> None:
     fake_backend.enqueue(Reply(text=BROKEN))
     result = await engine.refactor(request(), config(fake_backend, verify="off"))
