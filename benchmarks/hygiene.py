@@ -14,7 +14,8 @@ And the check before an edit (`hygiene_verify`), on a sample of the regions of e
 parser reads (Python's `ast`; Node for JavaScript): correct answers (the region, a name renamed in it)
 must pass it; answers broken by the slips models make must be caught.
 
-Prints the counts and the rates; exits 1 if a correct answer was refused or edited.
+Prints the counts and the rates; exits 1 if a correct answer was refused or edited, or if fewer broken
+answers were caught than issue 31 asks (98 % in Python, 90 % in the brace languages).
 Usage: python benchmarks/hygiene.py [--limit FILES] [--ext EXT] [--verify-per-file N] [PATH ...]
 """
 
