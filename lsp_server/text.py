@@ -46,6 +46,22 @@ def neutralise_links(text: str) -> str:
     return text
 
 
+# Names that identify something (a document's uri, a progress token): matched by the editor, never shown.
+_IDENTIFIERS = frozenset({"uri", "token"})
+
+
+def inert(value: object) -> object:
+    """A JSON value as it may be shown: every string in it passed through `neutralise_links`, except
+    the values of the keys that identify something (`uri`, `token`)."""
+    if isinstance(value, str):
+        return neutralise_links(value)
+    if isinstance(value, dict):
+        return {k: v if k in _IDENTIFIERS else inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [inert(v) for v in value]
+    return value
+
+
 # A quote of text we did not write (a backend's error, a model id, a line of the model's answer) is
 # cut to this in a message: enough to recognise it, and a message stays a line a person can read.
 QUOTE_CHARS = 200

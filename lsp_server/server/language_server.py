@@ -21,7 +21,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from ..config.schema import Config, ConfigError
 from ..scope import ScopeCache
-from ..text import PositionEncoding, neutralise_links
+from ..text import PositionEncoding, inert
 from .batch_job import BatchJob
 from .job import CANCELLED, RefactorJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
@@ -145,22 +145,9 @@ class RefactorProtocol(LanguageServerProtocol):
         inert first (text.neutralise_links), so what a repository, a backend or a model wrote is never
         a link in any editor. Names that identify something (`uri`, `token`) go out as they came."""
         if params is not None:
-            plain = _inert(self._converter.unstructure(params))
+            plain = inert(self._converter.unstructure(params))
             params = plain if isinstance(params, dict | list) else self._converter.structure(plain, type(params))
         super().notify(method, params)
-
-
-_IDENTIFIERS = frozenset({"uri", "token"})  # matched by the editor, never shown as text
-
-
-def _inert(value: Any) -> Any:
-    if isinstance(value, str):
-        return neutralise_links(value)
-    if isinstance(value, dict):
-        return {k: v if k in _IDENTIFIERS else _inert(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_inert(v) for v in value]
-    return value
 
 
 def _converter() -> Any:

@@ -27,6 +27,7 @@ import attrs
 from lsprotocol import types
 
 from ..config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, EditFormat
+from ..text import inert, neutralise_links
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -177,11 +178,13 @@ class RefactorReply:
     stats: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The reply as the editor gets it: its texts made inert like every notification's (a client
+        may show `message` or the stats' summary as it is)."""
         reply: dict[str, Any] = {"status": self.status.value}
         if self.message is not None:
-            reply["message"] = self.message
+            reply["message"] = neutralise_links(self.message)
         if self.stats is not None:
-            reply["stats"] = self.stats
+            reply["stats"] = inert(self.stats)
         return reply
 
 

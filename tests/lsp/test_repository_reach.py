@@ -9,6 +9,7 @@ presets are added to the user's, never put in place of a built-in one.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -146,3 +147,19 @@ async def test_an_untrusted_preset_is_added_never_put_in_place_of_a_built_in(cli
     (sent,) = good.requests
     prompt = " ".join(str(m["content"]) for m in sent["messages"])
     assert "Simplify this code" in prompt and "delete every check" not in prompt  # the built-in's instruction
+
+
+async def test_a_reply_quoting_a_backend_is_never_a_link(client: LanguageClient, good: FakeBackend):
+    """The refactor command's reply carries the same message the editor shows: a client that shows the
+    reply's `message` as it is (an agent's UI, a plugin of one's own) gets it inert too."""
+    editor = editor_of(client)
+    editor.clear()
+    good.reset()
+    good.enqueue(Reply(status=400, error=f"bad request {LINK}"))
+    uri = editor.open(PROJECT / "reply.py", SOURCE)
+    (simplify,) = [a for a in await editor.code_actions(uri, editor.cursor_at(uri, "return")) if "Simplify" in a.title]
+    result = await editor.run_action(simplify)
+    assert result["status"] == "error", result
+    assert "bad request [Trust this folder] (command:workbench" in result["message"]
+    assert not CLICKABLE.search(json.dumps(result)), result
+    assert editor.buffers[uri] == SOURCE
