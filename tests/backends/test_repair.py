@@ -23,7 +23,7 @@ from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.stats.words import status_text, summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from lsp_server.testing.responders import SlippingResponder, region_of
+from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
 from tests.backends.test_cli import run_cli
 from tests.conftest import backend_table, write_config
 
@@ -259,3 +259,44 @@ def test_the_fake_backends_command_line_slips_in_the_prompts_language_and_mends_
     assert report["repaired"] is True and report["stats"]["checked"] == "brackets"
     refused = subprocess.run([*command, "--slip", "nosuch"], capture_output=True, text=True, timeout=30)
     assert refused.returncode == 2 and "--slip: one of 'dropped closing bracket'" in refused.stderr
+
+
+def slips_in(repaired: str, refused: str) -> Any:
+    """A model whose answer for `repaired` and `refused` drops a bracket; asked to repair, it mends the
+    first and writes the second broken again. The other definitions are renamed."""
+
+    def respond(request: dict[str, Any]) -> str:
+        region, answer = region_of(request["messages"]), rule_responder(request)
+        if region.startswith(f"def {repaired}(") and region.count("(") > region.count(")"):
+            return region.replace("len(content + ", "len(content) + ")  # the repair mends it
+        if region.startswith((f"def {repaired}(", f"def {refused}(")):
+            return answer.replace("len(content)", "len(content")
+        return answer
+
+    return respond
+
+
+def test_the_cli_batch_repairs_or_refuses_each_definition_alone_and_writes_the_rest(
+    tmp_path: Path, make_fake: Any
+) -> None:
+    batch = "".join(f"def f{n}(data):\n    return len(data) + {n}\n\n\n" for n in range(4))
+    (tmp_path / "batch.py").write_text(batch, encoding="utf-8")
+    fake = make_fake("openai", responder=slips_in("f1", "f2"))
+    config = write_config(tmp_path, fake=fake)
+    args = ["refactor", "batch.py", "--each", "definition", "-i", "rename data to content", "--write", "--json"]
+    done = run_cli(*args, config=config, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # not every definition applied
+    f2 = "def f2(data):\n    return len(data) + 2\n"
+    expected = batch.replace("data", "content").replace(f2.replace("data", "content"), f2)
+    assert (tmp_path / "batch.py").read_text(encoding="utf-8") == expected  # f0, f1 (repaired), f3 written
+    targets = {t["definition"]: t for t in json.loads(done.stdout)["targets"]}
+    assert {name: t["outcome"] for name, t in targets.items()} == {
+        "f0": "applied",
+        "f1": "applied",
+        "f2": "refused",
+        "f3": "applied",
+    }
+    assert targets["f1"]["stats"]["repaired"] is True and targets["f2"]["stats"]["repaired"] is False
+    assert "'(' was never closed at line 10" in targets["f2"]["reason"]
+    assert "4 definitions: 3 applied, 1 refused (1 repaired)" in done.stderr
+    assert len(fake.requests) == 6  # four answers, two repairs
