@@ -80,7 +80,7 @@ async def _with_command(argv: list[str], old: str, new: str, checked: str) -> Ve
     before = await run_checker(argv, old)
     if before.failed or before.broken:
         return Verification(checked, notes=(f"your checker {name} fails on the code as it was too: {after.output}",))
-    return Verification(checked, Problem(after.line, after.output, f"error {name} reports"))
+    return Verification(checked, Problem(after.line, after.output, f"problem {name} reports"))
 
 
 def repair_instruction(problem: Problem, instruction: str, answer: str, first_line: int) -> str:

@@ -4,6 +4,7 @@ and the parser's words, the buffer untouched; a batch repairs or refuses each de
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
-from tests.conftest import editor_settings, fake_fixture
+from tests.conftest import editor_settings, fake_fixture, write_config
 from tests.lsp_harness import Editor, fresh, server_setup, session, start_session
 
 SETUP = server_setup()
@@ -115,6 +116,45 @@ async def test_repairs_0_refuses_a_broken_answer_at_once(backend: FakeBackend) -
         assert editor.stats[-1]["repaired"] is None and editor.stats[-1]["applied"] is False
     finally:
         await editor.client.shutdown_session()
+
+
+# The user's checker says "no `content`" (exit 1, a line number in its output), as a linter would.
+NO_CONTENT = (
+    "import sys; bad = 'content' in sys.stdin.read(); print('stdin:5: content is not allowed' * bad); sys.exit(bad)"
+)
+
+
+async def test_a_checker_runs_from_the_user_file_only(backend: FakeBackend, tmp_path: Path) -> None:
+    """A command in editor settings or in the repository's file is never run, and a message names each;
+    the user file's checker reads the answer, and what it reports is repaired or refused."""
+    backend.reset()
+    backend.responder = rule_responder
+    ran = tmp_path / "ran"
+    workspace = tmp_path / "checkers-workspace"
+    workspace.mkdir()
+    (workspace / ".refactor-lsp.toml").write_text(f'[refactor.checkers]\npython = ["touch", "{ran}"]\n')
+    user = write_config(tmp_path, fake=backend, refactor={"checkers": {"python": [sys.executable, "-c", NO_CONTENT]}})
+    settings = editor_settings(backend, refactor={"checkers": {"python": ["touch", str(ran)]}})
+    editor = await start_session(SETUP, workspace, settings, env={"REFACTOR_LSP_CONFIG": str(user)})
+    try:
+        uri, reply = await rename(editor, "checked.py", workspace=workspace)
+        assert reply["status"] == "error" and editor.buffers[uri] == SOURCE
+        checker = Path(sys.executable).name
+        assert reply["message"].startswith(
+            f"the model's answer had a problem {checker} reports that the code did not have (stdin:5: content is not "
+            "allowed at line 5), and asked to fix it, it still has one: stdin:5: content is not allowed at line 5; "
+            "nothing was applied"
+        )
+        assert len(backend.requests) == 2  # the answer, and one repair of what the checker found
+        assert editor.stats[-1]["checked"] == f"python, {checker}"  # the parser, then the user's checker
+        ignored = sorted(m for m in editor.messages() if "refactor.checkers" in m)
+        assert len(ignored) == 2  # the editor's and the repository's, each named
+        assert ignored[0].startswith(f"refactor-lsp: {workspace / '.refactor-lsp.toml'}: ignored refactor.checkers")
+        assert ignored[1].startswith("refactor-lsp: initializationOptions: ignored refactor.checkers")
+        assert all(f"it runs a command, which only {user} may name" in m for m in ignored)
+    finally:
+        await editor.client.shutdown_session()
+    assert not ran.exists()  # neither the editor's command nor the repository's ran
 
 
 # -- a batch: each definition repaired or refused alone -----------------------------------------------

@@ -192,7 +192,7 @@ CHECKER = [
 def test_your_checker_reads_the_new_document_and_its_first_lines_are_the_problem() -> None:
     found = verify("a = 1\nb = 2\n", "a = 1\nb = 2  # TODO\n", "ini", checkers={"ini": CHECKER})
     assert found.checked == Path(sys.executable).name  # what read it: nothing but your checker
-    assert found.problem == Problem(2, "x.cfg:2: no TODO allowed", f"error {Path(sys.executable).name} reports")
+    assert found.problem == Problem(2, "x.cfg:2: no TODO allowed", f"problem {Path(sys.executable).name} reports")
 
 
 def test_your_checker_failing_on_the_code_as_it_was_does_not_refuse_the_answer() -> None:
