@@ -157,6 +157,24 @@ async def test_a_checker_runs_from_the_user_file_only(backend: FakeBackend, tmp_
     assert not ran.exists()  # neither the editor's command nor the repository's ran
 
 
+async def test_a_repository_cannot_turn_the_check_off_nor_raise_repairs(backend: FakeBackend, tmp_path: Path) -> None:
+    backend.reset()
+    backend.responder = SlippingResponder(slip="dropped closing bracket", fixes=False, seed=5)
+    workspace = tmp_path / "lax-workspace"
+    workspace.mkdir()
+    (workspace / ".refactor-lsp.toml").write_text('[refactor]\nverify = "off"\nrepairs = 3\n')
+    user = write_config(tmp_path, fake=backend, refactor={"repairs": 1})
+    editor = await start_session(SETUP, workspace, None, env={"REFACTOR_LSP_CONFIG": str(user)})
+    try:
+        uri, reply = await rename(editor, "lax.py", workspace=workspace)
+        assert reply["status"] == "error" and editor.buffers[uri] == SOURCE  # still checked: nothing applied
+        assert len(backend.requests) == 2  # one repair, as the user said, not three
+        (ignored,) = [m for m in editor.messages() if "refactor.verify" in m]
+        assert "refactor.repairs" in ignored
+    finally:
+        await editor.client.shutdown_session()
+
+
 # -- a batch: each definition repaired or refused alone -----------------------------------------------
 
 BATCH = "".join(f"def f{n}(data):\n    return len(data) + {n}\n\n\n" for n in range(4))
