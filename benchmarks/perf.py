@@ -36,12 +36,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import perf_inputs as inputs  # noqa: E402
 
-SECTIONS = ("edits", "startup", "overhead", "streaming", "scope")
+SECTIONS = ("edits", "startup", "overhead", "streaming", "scope", "verify")
 OVERHEAD_STEP_S = 0.01  # one simulated forward pass: 10 ms, so the backend dominates as a real model does
 SCOPE_STEP_S = 0.002
 STREAM_STEP_S = 0.01
 FLOOD_STEP_S = 0.0002
 DIFFLIB_CAP_S = 2.0
+VERIFY_LINES = 20_000
+VERIFY_TARGET_S = 0.050  # issue 31: the check before an edit adds at most 50 ms (p99) on a 20,000-line file
 LOCAL_VLLM = "http://127.0.0.1:8000/v1"
 
 
@@ -967,6 +969,85 @@ async def scope_local_vllm(model: str, text: str, needle: str, instruction: str)
     )
 
 
+# -- the check before an edit --------------------------------------------------------------------------
+
+
+def p99(values: list[float]) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[98]
+
+
+async def bench_verify(samples: int) -> None:
+    """The check before an edit (formats/verify.py) as the engine awaits it, thread hop included, on
+    regions of a 20,000-line file, each sample a different place in it."""
+    import random
+
+    from lsp_server.config.schema import RefactorSettings
+    from lsp_server.formats.verify import verify_answer
+    from lsp_server.scope import choose_region
+
+    print(
+        f"\n[verify] the check before an edit on a {VERIFY_LINES:,}-line file (the engine's call, thread hop "
+        f"included): p99 of {samples} regions at random cursors, each answer a rename in it"
+    )
+    settings = RefactorSettings()
+    python, js = inputs.python_file(VERIFY_LINES), inputs.js_file(VERIFY_LINES)
+    broken = python.replace("    return report_3\n", "    return report_3(\n", 1)  # mid-edit near the top
+    rng = random.Random(31)
+
+    def definition(text: str, language: str) -> tuple[int, int]:
+        cursor = text.index("total_" if language == "python" else "total", rng.randrange(len(text) - 2000))
+        region = choose_region(text, cursor, cursor, "auto", language)
+        return region.start, region.end
+
+    def two_lines(text: str, language: str) -> tuple[int, int]:  # no whole statement: read in context
+        start = text.index("        if value > limit:\n", rng.randrange(len(text) - 2000))
+        return start, text.index("\n", text.index("\n", start) + 1) + 1
+
+    cases = (
+        ("Python, a function", python, "python", definition),
+        ("Python, a function in a file that does not parse", broken, "python", definition),
+        ("Python, two lines of a function (the statements around them parsed)", python, "python", two_lines),
+        ("JavaScript, a function (brackets by the scope's lexer)", js, "javascript", definition),
+    )
+    for label, text, language, pick in cases:
+        times = []
+        for _ in range(samples):
+            start, end = pick(text, language)
+            region = text[start:end]
+            new = re.sub(r"\btotal(_?\d+)\b", r"sum\1", region)
+            t0 = time.perf_counter()
+            verified = await verify_answer(text, start, end, new, language, settings)
+            times.append(time.perf_counter() - t0)
+            assert verified.problem is None, (label, verified.problem)
+        worst = p99(times)
+        row(
+            "verify",
+            f"{label}: p99 (median {ms(statistics.median(times))})",
+            ms(worst),
+            f"≤ {ms(VERIFY_TARGET_S)}",
+            worst <= VERIFY_TARGET_S,
+            worst,
+        )
+    # The largest region a refactor sends (refactor.max_region_chars): the whole of it is parsed.
+    whole = inputs.python_file(3_000)
+    whole = whole[: whole.rindex("\ndef ", 0, 100_000) + 1]
+    new = re.sub(r"\btotal(_?\d+)\b", r"sum\1", whole)
+    times = []
+    for _ in range(10):
+        t0 = time.perf_counter()
+        await verify_answer(whole, 0, len(whole), new, "python", settings)
+        times.append(time.perf_counter() - t0)
+    row(
+        "verify",
+        f"Python, a whole file as the region ({len(whole):,} characters, the most refactor.max_region_chars "
+        "lets through): median",
+        ms(statistics.median(times)),
+        "information",
+        None,
+        statistics.median(times),
+    )
+
+
 # -- main --------------------------------------------------------------------------------------------
 
 
@@ -998,6 +1079,7 @@ def main() -> int:
     )
     parser.add_argument("--runs", type=int, default=7, help="runs for start-up and streaming medians")
     parser.add_argument("--scope-reps", type=int, default=3)
+    parser.add_argument("--verify-samples", type=int, default=200, help="regions checked per case (p99 of them)")
     parser.add_argument("--vllm-functions", type=int, default=16, help="most functions in the real local vLLM file")
     parser.add_argument("--profile-server", metavar="DIR", help="run the servers under cProfile, profiles into DIR")
     args = parser.parse_args()
@@ -1025,6 +1107,8 @@ def main() -> int:
             await bench_streaming(args.runs)
         if "scope" in only:
             await bench_scope(args.scope_reps, args.vllm_functions)
+        if "verify" in only:
+            await bench_verify(args.verify_samples)
 
     asyncio.run(run_async())
     command = "python benchmarks/perf.py" + ("" if len(sys.argv) == 1 else " " + " ".join(sys.argv[1:]))

@@ -64,8 +64,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "perf.json"
         command = [
-            sys.executable, str(ROOT / "benchmarks" / "perf.py"), "--only", "edits,startup,overhead,scope",
-            "--runs", "5", "--pairs", "8", "--scope-reps", "1", "--json", str(out),
+            sys.executable, str(ROOT / "benchmarks" / "perf.py"), "--only", "edits,startup,overhead,scope,verify",
+            "--runs", "5", "--pairs", "8", "--scope-reps", "1", "--verify-samples", "100", "--json", str(out),
         ]  # fmt: skip
         done = subprocess.run(command, cwd=ROOT, text=True, capture_output=True)
         print(done.stdout[-6000:], end="")

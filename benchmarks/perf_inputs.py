@@ -129,3 +129,49 @@ def small_function(i: int) -> list[str]:
 def small_python_file(functions: int) -> str:
     """A module of `functions` short functions (7 lines each)."""
     return "".join(line for i in range(functions) for line in small_function(i))
+
+
+def js_function(i: int) -> list[str]:
+    """A JavaScript function of FUNCTION_LINES lines (strings, a template literal, a regex, nested blocks)."""
+    return [
+        f"function processBatch{i}(items, limit = {i % 17 + 3}) {{\n",
+        f"  // Keep the values over the limit and sum them up (batch {i}).\n",
+        f"  let total{i} = 0;\n",
+        f"  const kept{i} = [];\n",
+        "  for (const [index, value] of items.entries()) {\n",
+        "    if (value === null || value === undefined) {\n",
+        "      continue;\n",
+        "    }\n",
+        "    if (value > limit) {\n",
+        f"      kept{i}.push(value * 1.5);\n",
+        f"      total{i} += value * {i % 9 + 1};\n",
+        "    } else if (index % 3 === 0) {\n",
+        f"      total{i} -= index;\n",
+        "    } else {\n",
+        f"      total{i} += Math.floor(value / 2);\n",
+        "    }\n",
+        "  }\n",
+        f"  if (!kept{i}.length) {{\n",
+        f"    return {{ batch: {i}, total: total{i}, kept: 0 }};\n",
+        "  }\n",
+        f"  const label{i} = `batch ${{{i}}}: ${{kept{i}.length}} kept`;\n",
+        f"  const valid{i} = /^[a-z]+\\d*$/i.test(label{i}) ? 'yes' : \"no\";\n",
+        f"  const report{i} = {{\n",
+        f"    batch: {i},\n",
+        f"    total: total{i},\n",
+        f"    kept: kept{i}.length,\n",
+        f"    label: label{i} + valid{i},\n",
+        "  };\n",
+        f"  return report{i};\n",
+        "}\n",
+    ]
+
+
+def js_file(n_lines: int) -> str:
+    """A JavaScript module of about n_lines lines made of distinct functions."""
+    lines = []
+    i = 0
+    while len(lines) < n_lines:
+        lines.extend([*js_function(i), "\n"])
+        i += 1
+    return "".join(lines)

@@ -178,6 +178,8 @@ def describe_type(hint: Any) -> str:
         return "an array of tables (`[[actions]]`)"
     if get_origin(hint) is dict and args == (str, str):
         return "a table of strings"
+    if get_origin(hint) is dict and args == (str, list[str]):
+        return "a table of commands (lists of strings)"
     raise ValueError(f"no description for the type {hint!r}")
 
 

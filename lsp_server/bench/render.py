@@ -225,6 +225,17 @@ def pairs_footer_lines(report: Report, left_out: Sequence[str] = ()) -> list[str
         )
     if total.errors:
         lines.append(f"{total.errors} runs failed and are left out; see the JSON for the messages.")
+    repairs = [
+        (label, m.repaired, m.repair_failed) for label, m in (("with", total.prediction), ("without", total.baseline))
+    ]
+    if any(repaired or failed for _, repaired, failed in repairs):
+        counts = "; ".join(
+            f"{label} prediction {repaired} repaired, {failed} still broken" for label, repaired, failed in repairs
+        )
+        lines.append(
+            f"answers that brought a syntax error were sent back once ({counts}): the repair's time is in the "
+            "latency and the speedup, its cost in the cost."
+        )
     if EXPECTED_COLUMN not in left_out:
         lines.append(
             "matches expected: answers equal to the task's expected file, a note on the model, not a quality "

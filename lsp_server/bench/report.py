@@ -32,7 +32,7 @@ class ModeSummary:
     measured: int
     errors: int
     refused: int
-    latency_ms: Spread | None
+    latency_ms: Spread | None  # what each run waited: request sent → answer ready, a repair included
     ttft_ms: float | None
     completion_tokens: float | None  # as billed
     output_tokens: float | None  # OpenAI's rejected tokens left out
@@ -46,6 +46,10 @@ class ModeSummary:
     matches_expected: int
     expected_similarity: float | None
     cost: float | None = None  # summed over the measured runs, when the backend's prices are set
+    # Runs whose answer brought a syntax error: applied once repaired, or refused after the repair. Their
+    # time and cost count above, so a mode that needs repairs is not flattered by them.
+    repaired: int = 0
+    repair_failed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

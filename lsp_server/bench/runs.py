@@ -51,7 +51,8 @@ class Run:
 
     @property
     def waited_ms(self) -> float | None:
-        """What the user waited: a hunks attempt that did not apply and its retry together."""
+        """What the user waited: a hunks attempt that did not apply and its retry together, an answer
+        and its repair together (a mode that needed repairs is not the faster for them)."""
         return self.stats.waited_ms() if self.stats is not None else None
 
     @property
@@ -61,8 +62,8 @@ class Run:
 
     @property
     def effective_tokens_per_s(self) -> float | None:
-        """Output tokens the user got ÷ the whole latency (first token included)."""
-        tokens, latency = self.useful_tokens, self.latency_ms
+        """Output tokens the user got ÷ the whole wait (first token and a repair included)."""
+        tokens, latency = self.useful_tokens, self.waited_ms
         if tokens is None or not latency:
             return None
         return tokens / (latency / 1000)
@@ -83,7 +84,8 @@ class Pair:
 
     @property
     def speedup(self) -> float | None:
-        a, b = self.prediction.latency_ms, self.baseline.latency_ms
+        """What the user waited without ÷ with the prediction (a repair's time is in what they waited)."""
+        a, b = self.prediction.waited_ms, self.baseline.waited_ms
         return b / a if a and b else None
 
     @property

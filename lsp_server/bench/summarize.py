@@ -33,7 +33,7 @@ def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
         measured=len(measured),
         errors=sum(1 for r in runs if r.outcome == "error"),
         refused=sum(1 for r in runs if r.outcome == "refused"),
-        latency_ms=Spread.of(s.latency_ms for s in measured),
+        latency_ms=Spread.of(s.waited_ms() for s in measured),  # a repair's time included
         ttft_ms=median(s.ttft_ms for s in measured),
         completion_tokens=median(s.completion_tokens for s in measured),
         output_tokens=median(s.useful_tokens() for s in measured),
@@ -47,6 +47,8 @@ def summarize_mode(runs: Sequence[Run]) -> ModeSummary:
         matches_expected=sum(1 for r in runs if r.matches_expected),
         expected_similarity=median(r.expected_similarity for r in runs),
         cost=sum(s.cost for s in measured if s.cost is not None) if any(s.cost is not None for s in measured) else None,
+        repaired=sum(1 for s in measured if s.repaired),
+        repair_failed=sum(1 for s in measured if s.repaired is False),
     )
 
 
@@ -58,8 +60,8 @@ def summarize_pairs(pairs: Sequence[Pair]) -> PairsSummary:
     ratios = [p.speedup for p in pairs if p.speedup is not None]
     same = [p.same_text for p in pairs]
     measured = [p for p in pairs if p.speedup is not None]
-    total_with = sum(p.prediction.latency_ms or 0 for p in measured)
-    total_without = sum(p.baseline.latency_ms or 0 for p in measured)
+    total_with = sum(p.prediction.waited_ms or 0 for p in measured)
+    total_without = sum(p.baseline.waited_ms or 0 for p in measured)
     by_mode: dict[Mode, list[Run]] = {
         "prediction": [p.prediction for p in pairs],
         "baseline": [p.baseline for p in pairs],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -106,6 +107,9 @@ async def _refactor(args: argparse.Namespace) -> int:
                 "reason": str(exc),
                 "answer": exc.output,
                 "answer_file": str(kept) if kept else None,
+                "repaired": exc.stats.repaired if exc.stats is not None else None,  # False: asked, still broken
+                # What the check before the edit found in the answer it refused: its line and words.
+                "error": dataclasses.asdict(exc.problem) if exc.problem is not None else None,
                 "stats": exc.stats.to_dict() if exc.stats is not None else None,
             }
             print(json.dumps(outcome, ensure_ascii=False))
@@ -131,7 +135,8 @@ async def _refactor(args: argparse.Namespace) -> int:
     history.append(stats)
     if args.json:
         done = ("applied" if args.write else "edit") if result.edits else "unchanged"
-        print(json.dumps({"outcome": done, "new_text": new_text, "stats": stats.to_dict()}, ensure_ascii=False))
+        outcome = {"outcome": done, "new_text": new_text, "repaired": stats.repaired, "stats": stats.to_dict()}
+        print(json.dumps(outcome, ensure_ascii=False))
     elif not args.write:
         print_diff(path, text, new_text)
     if not result.edits:

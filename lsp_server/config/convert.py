@@ -227,11 +227,22 @@ def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(source, key, f"must be a list of strings, not {value!r}")
         return list(value)
+    if origin is dict and get_args(hint)[1] is not str:  # a command per languageId (`refactor.checkers`)
+        if not isinstance(value, Mapping) or not all(_command(v) for v in value.values()):
+            raise ConfigError(
+                source, key, f"must be a table of commands (lists of strings, the program first), not {value!r}"
+            )
+        return {name: list(argv) for name, argv in value.items()}
     if origin is dict:
         if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
             raise ConfigError(source, key, f"must be a table of strings, not {value!r}")
         return dict(value)
     raise ConfigError(source, key, "has an unsupported type")  # pragma: no cover - schema bug
+
+
+def _command(value: Any) -> bool:
+    """A program and its arguments: a non-empty list of strings whose first names the program."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value) and bool(value[0].strip())
 
 
 def _actions(source: str, value: Any) -> list[ActionPreset]:

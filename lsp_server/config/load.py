@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from .convert import convert, merge
 from .layers import Layer, read_toml
 from .schema import BUILTIN_BACKENDS, WORKSPACE_FILE, BackendConfig, Config, ConfigError
-from .trust import is_trusted, named_backends, restrict_untrusted
+from .trust import is_trusted, named_backends, restrict_untrusted, without_user_file_only
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,11 @@ def load_config(
         "may not decide where code and keys are sent, choose a backend you did not configure, raise what a "
         "refactor can cost (model, prediction, token and size limits, retries), or set your prices."
     )
+    only_yours = f"runs a command, which only {user.source} may name"
     for layer in editor:
+        layer, commands = without_user_file_only(layer)
+        if commands:
+            problems.append(f"{layer.source}: ignored {', '.join(commands)}: it {only_yours}")
         if "trusted_workspaces" in layer.data and (layer.trusted or folder_trusted):
             problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
             data = {k: v for k, v in layer.data.items() if k != "trusted_workspaces"}
@@ -144,6 +148,9 @@ def load_config(
             except ConfigError as exc:
                 problems.append(str(exc))
             else:
+                layer, commands = without_user_file_only(layer)
+                if commands:
+                    problems.append(f"{path}: ignored {', '.join(commands)}: it {only_yours}")
                 if not folder_trusted:
                     layer, dropped = restrict_untrusted(layer, own, named)
                     if dropped.ignored_keys:

@@ -205,6 +205,26 @@ class RefactorSettings:
     Example: concurrency = 8
     VS Code: Refactors of one batch (each definition of a selection or a file) in flight at once.
     """
+    verify: Literal["syntax", "off"] = "syntax"  # formats/verify.py
+    """`syntax`: an answer that brings a syntax error the code lacked is sent back once (`repairs`) or refused, never
+    applied ([what is checked](how-it-works.md#the-check-before-an-edit)); `off`: none. Untrusted: may only turn it on.
+
+    Example: verify = "off"
+    VS Code: `syntax`: an answer that brings a syntax error is sent back once to fix (`repairs`) or refused; `off`.
+    """
+    repairs: int = 1
+    """`1`: an answer the check refused is sent back once to fix (more counts as 1); `0`: refuse it. Untrusted: lower.
+
+    Example: repairs = 0
+    VS Code: How many times an answer the check refused is sent back to the model to fix; `0` refuses it at once.
+    """
+    checkers: dict[str, list[str]] = field(default_factory=dict)  # formats/check_command.py
+    """Your own checker per languageId, after the check above: a command (no shell) reading the document on stdin, which
+    exits non-zero on an error, its first lines the error. From your user file only ([Safety](safety.md)).
+
+    Example: checkers = { javascript = ["node", "--check"], go = ["gofmt", "-e"] }
+    Not in VS Code: a command runs with your rights: only your user file names one
+    """
     timeout_s: float = 120.0
     """The most a refactor may take, retries included, in seconds.
 
@@ -298,8 +318,7 @@ class ActionPreset:
     """
     # What it lets through: formats/hygiene.py, `refuse_mass_deletion`.
     removes_code: bool = False
-    """Its purpose is to remove code: the guard against answers that delete most of the region lets it through (see
-    [Safety](safety.md)).
+    """It removes code on purpose: the guard against deleting most of the region lets it pass ([Safety](safety.md)).
 
     Example: removes_code = true
     """

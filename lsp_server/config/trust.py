@@ -34,9 +34,13 @@ COST_KEYS = frozenset({"model", "prediction"})
 # attempts. An untrusted layer may only lower them. The timeouts are not among them: a longer wait sends
 # nothing more, and what a slow answer is billed for is still capped by these.
 # `concurrency` is not a cost but a load on the user's backend (and its rate limit): lowered only, too.
+# `repairs` are requests too.
 COST_CEILINGS = frozenset(
-    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency"}
+    {"max_tokens", "context_chars", "max_region_chars", "max_file_chars", "max_retries", "concurrency", "repairs"}
 )
+# Settings only the user's own file may set: a command it names runs with the user's rights (a repository's
+# file or editor settings, trusted or not, are written by someone else).
+USER_FILE_ONLY = frozenset({"checkers"})
 
 # The server's own actions: an untrusted layer may add presets, never redefine one of these.
 BUILTIN_ACTION_IDS = frozenset({p.id for p in BUILTIN_ACTIONS} | {FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID, APPLY_ID})
@@ -102,6 +106,10 @@ def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tup
             if _raises(key, value, mine):
                 ignored.append(_label(f"refactor.{key}", value, mine))
                 del data["refactor"][key]
+        if refactor.get("verify") == "off" and own.refactor.verify != "off":
+            # The check keeps broken code out of the user's files: a repository may turn it on, not off.
+            ignored.append(_label("refactor.verify", refactor["verify"], own.refactor.verify))
+            del data["refactor"]["verify"]
     actions = data.get("actions")
     if isinstance(actions, list) and _well_formed(layer.source, actions):  # else the converter drops it whole
         # Presets added to the user's own, never in place of one.
@@ -120,6 +128,17 @@ def restrict_untrusted(layer: Layer, own: Config, named: Collection[str]) -> tup
             ignored.append(key)
             del data[key]
     return Layer(layer.source, data, layer.trusted), WorkspaceFilter(ignored)
+
+
+def without_user_file_only(layer: Layer) -> tuple[Layer, list[str]]:
+    """`layer` less the settings only the user's own file may set (`USER_FILE_ONLY`: a command to run),
+    and the keys it dropped: for every layer but that file, trusted or not."""
+    refactor = layer.data.get("refactor")
+    if not isinstance(refactor, Mapping) or not USER_FILE_ONLY & refactor.keys():
+        return layer, []
+    dropped = sorted(USER_FILE_ONLY & refactor.keys())
+    data = {**layer.data, "refactor": {k: v for k, v in refactor.items() if k not in USER_FILE_ONLY}}
+    return Layer(layer.source, data, layer.trusted), [f"refactor.{key}" for key in dropped]
 
 
 def _well_formed(source: str, actions: list[Any]) -> bool:

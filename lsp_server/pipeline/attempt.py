@@ -13,7 +13,10 @@ window (`context_fit`), the answer's cap, and how the prediction travels. The en
 - `fallback`: the backend failed in a way another may serve, or the region cannot fit its window:
   the next backend of the chain;
 - `region retry`: `auto` chose hunks and the answer's blocks did not apply: the region format on the
-  backend that answered, when it fits that backend's window.
+  backend that answered, when it fits that backend's window;
+- `repair`: the answer has a problem the code did not have (formats/verify.py: a syntax error): the
+  region format on the backend that answered, the answer between the markers and as the prediction,
+  the problem in the instruction; `refactor.repairs` times at most.
 
 docs/how-it-works.md, "The attempt loop", says where a new kind goes.
 """
@@ -28,10 +31,12 @@ from ..backend.window import ContextWindow, WindowFit
 from ..config.schema import BackendConfig, RefactorSettings
 from ..formats.choice import FormatChoice, FormatHistory, choose_format
 from ..formats.prompt import Prompt
+from ..formats.verify import Problem, repair_instruction
+from ..stats.measured import RefactorStats
 from .context_fit import DEFAULT_PROMPT_CHARS_PER_TOKEN, WindowTooSmall, fit_prompt
 from .plan import Plan, Route, default_max_tokens
 
-AttemptKind = Literal["first", "without prediction", "refit", "fallback", "region retry"]
+AttemptKind = Literal["first", "without prediction", "refit", "fallback", "region retry", "repair"]
 # An attempt waits this long for its backend's first probe, and only while nothing is known of its window.
 PROBE_WAIT_S = 1.0
 
@@ -68,6 +73,11 @@ class Tries:
     retried_from: str | None = None  # the format whose answer did not apply, once a retry is under way
     first_attempt_ms: float | None = None  # that answer's latency
     retry_note: str = ""
+    # A repair under way: the problems found so far (the first answer's first), and the stats of the
+    # answer it mends, which the repairs' figures join (`RefactorStats.with_repair`).
+    problems: list[Problem] = field(default_factory=list)
+    repairing: RefactorStats | None = None
+    repaired_answer: str = ""  # the model's answer under repair, as it came
 
 
 def decide_format(plan: Plan, history: FormatHistory | None) -> FormatChoice:
@@ -199,6 +209,20 @@ def refitted(
             break
         memory.distrust_prompt_ratio(backend, learned.prompt_chars_per_token or DEFAULT_PROMPT_CHARS_PER_TOKEN)
     return refit
+
+
+async def repair_on(
+    plan: Plan, answered: Attempt, answer: str, problem: Problem, memory: BackendMemory, prediction_refused: bool
+) -> Attempt:
+    """The repair of `answer` (the region's text as an answer left it) for `problem`: in the region
+    format, on the backend that answered, fitted to its window, with `answer` as the region it shows
+    and the prediction. Raises WindowTooSmall."""
+    first_line = plan.request.text.count("\n", 0, plan.region.start) + 1
+    instruction = repair_instruction(problem, plan.instruction, answer, first_line)
+    region = FormatChoice("region", f"repair: {problem.describe()}", automatic=False)
+    why = f"the answer has a {problem.kind}: {problem.describe()}"
+    repair_plan = plan.with_answer(answer, instruction)
+    return await attempt_on(repair_plan, "repair", answered.index, region, memory, why, prediction_refused)
 
 
 def cut_off_message(plan: Plan, attempt: Attempt, completion_tokens: int | None = None) -> str:

@@ -42,6 +42,7 @@ class BatchTotals:
     acceptance_targets: int  # targets whose exact acceptance figures are added up above
     prediction: bool  # a target sent its prediction (as a field, or in the prompt of a server that drafts)
     prediction_via: str  # the first answered target's ("field", "prompt", "off")
+    repaired: int = 0  # targets whose answer brought an error and was applied once repaired
 
     @property
     def overlap(self) -> float | None:
@@ -96,6 +97,7 @@ def batch_totals(outcomes: Sequence[TargetOutcome], wall_ms: float, concurrency:
         acceptance_targets=len(exact),
         prediction=any(s.prediction for s in answered),
         prediction_via=answered[0].prediction_via if answered else "off",
+        repaired=sum(1 for s in answered if s.repaired),
     )
 
 
@@ -121,9 +123,10 @@ def prediction_text(totals: BatchTotals) -> str:
 
 
 def batch_summary(totals: BatchTotals) -> str:
-    """`12 definitions: 11 applied, 1 refused · 14.2 s, 4 at a time (their latencies add up to 41.3 s) ·
-    1,234 tok · 87 tok/s together · prediction 88% accepted (...)`."""
-    parts = [f"{count_of(totals.targets, 'definition')}: {outcome_counts(totals)}"]
+    """`12 definitions: 11 applied, 1 refused (2 repaired) · 14.2 s, 4 at a time (their latencies add up to
+    41.3 s) · 1,234 tok · 87 tok/s together · prediction 88% accepted (...)`."""
+    repaired = f" ({totals.repaired} repaired)" if totals.repaired else ""
+    parts = [f"{count_of(totals.targets, 'definition')}: {outcome_counts(totals)}{repaired}"]
     timing = f"{totals.wall_ms / 1000:.1f} s, {min(totals.concurrency, totals.targets)} at a time"
     if totals.latency_sum_ms:
         timing += f" (their latencies add up to {totals.latency_sum_ms / 1000:.1f} s)"

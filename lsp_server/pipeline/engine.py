@@ -26,11 +26,12 @@ from ..formats.choice import FormatChoice, FormatHistory
 from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
 from ..formats.hygiene import UnusableOutput
+from ..formats.verify import MAX_REPAIRS, Problem, refused_message, verify_answer
 from ..scope import ScopeCache
 from ..stats.history import HistoryRecord
 from ..stats.measured import RefactorStats
 from .answer import answer_stats, new_region
-from .attempt import Attempt, AttemptKind, Tries, attempt_on, cut_off_message, decide_format, refitted
+from .attempt import Attempt, AttemptKind, Tries, attempt_on, cut_off_message, decide_format, refitted, repair_on
 from .context_fit import WindowTooSmall, chars_per_token_seen, region_retry_refused
 from .plan import Plan, Progress, ProgressCallback, RefactorError, RefactorRequest, RefactorResult, plan_refactor
 from .prediction_guard import PredictionGuard
@@ -153,7 +154,7 @@ class Engine:
             if completion.finish_reason == "length":
                 log.debug("the model's answer for %s hit its token cap:\n%s", plan.request.path, completion.text)
                 message = cut_off_message(plan, attempt, completion.completion_tokens)
-                raise RefactorError(message, stats, completion.text)
+                raise RefactorError(_in_repair(message, tries), stats, completion.text)
             try:
                 new_region, edits, applied_notes = await self._new_region(plan, attempt, completion)
             except HunksError as exc:
@@ -164,11 +165,21 @@ class Engine:
                 log.debug(
                     "the model's answer for %s was not applied (%s):\n%s", plan.request.path, exc, completion.text
                 )
-                raise RefactorError(str(exc), stats, completion.text) from None
+                raise RefactorError(_in_repair(str(exc), tries), stats, completion.text) from None
+            if edits:  # an answer that changes nothing brings nothing
+                start, end = plan.region.start, plan.region.end
+                verified = await verify_answer(plan.request.text, start, end, new_region, plan.language, plan.settings)
+                stats = replace(stats, checked=verified.checked).with_notes(*verified.notes)
+                if verified.problem is not None:
+                    attempt = await self._after_problem(
+                        plan, attempt, completion, stats, new_region, verified.problem, tries
+                    )
+                    continue
+            if tries.repairing is not None:
+                stats = replace(stats, repaired=True)
             if plan.request.concurrency == 1:  # a latency measured under a batch's load compares with nothing
-                self.formats.record(
-                    attempt.backend.name, attempt.edit_format.format, plan.region.lines, True, stats.latency_ms
-                )
+                waited = stats.latency_ms + (stats.repair_ms or 0.0)
+                self.formats.record(attempt.backend.name, stats.edit_format, plan.region.lines, True, waited)
             return RefactorResult(plan, new_region, edits, stats.with_notes(*applied_notes))
 
     # -- the next attempt, from the outcome of the last ---------------------------------------------
@@ -189,7 +200,13 @@ class Engine:
         """The attempt after a backend's error: without the prediction field it refused, fitted to the
         window it named (once), or on the next backend; RefactorError when none is left."""
         backend = attempt.backend
-        if isinstance(exc, PredictionUnsupported) and attempt.route.prediction == "field":
+        prediction_refused = isinstance(exc, PredictionUnsupported) and attempt.route.prediction == "field"
+        if tries.repairing is not None and not prediction_refused:  # a repair goes to that backend or nowhere
+            problem = tries.problems[-1]
+            message = f"the model's answer has a {problem.kind} that the code did not have: {problem.describe()}, "
+            message += f"and asking to fix it failed: {exc}; nothing was applied — run it again"
+            raise RefactorError(message, tries.repairing, tries.repaired_answer) from None
+        if prediction_refused:
             self.remember_prediction_refused(backend)
             note = f"the backend '{backend.name}' refused the prediction field ({exc}); ran without prediction"
             log.warning(note)
@@ -241,6 +258,36 @@ class Engine:
         tries.retry_note = f"the hunks answer did not apply ({exc.problem}); retried in the region format"
         return retry
 
+    async def _after_problem(
+        self,
+        plan: Plan,
+        attempt: Attempt,
+        completion: Completion,
+        stats: RefactorStats,
+        answer: str,
+        problem: Problem,
+        tries: Tries,
+    ) -> Attempt:
+        """The repair of an answer whose region (`answer`) has `problem`, while `refactor.repairs` allows
+        one more; else RefactorError, nothing applied. Any problem a repair may mend comes here: the
+        check's syntax error, or another check's finding with a `kind` of its own."""
+        log.debug(
+            "the model's answer for %s has a %s (%s):\n%s", plan.request.path, problem.kind, problem, completion.text
+        )
+        first = tries.problems[0] if tries.problems else None
+        allowed = min(plan.settings.repairs, MAX_REPAIRS)
+        if len(tries.problems) >= allowed:
+            raise RefactorError(refused_message(problem, first, allowed), stats, completion.text, problem) from None
+        memory, refused = self.backend_memory, self._refused(attempt.backend)
+        try:
+            repair = await repair_on(plan, attempt, answer, problem, memory, refused)
+        except WindowTooSmall as too_small:
+            message = f"{refused_message(problem, first, allowed)} (a repair does not fit: {too_small})"
+            raise RefactorError(message, stats, completion.text, problem) from None
+        tries.problems.append(problem)
+        tries.repairing, tries.repaired_answer = stats, completion.text
+        return repair
+
     def _refused(self, backend: BackendConfig) -> bool:
         """The backend refused the prediction field (in this engine's lifetime)."""
         return self._refused_key(backend) in self._prediction_refused
@@ -251,7 +298,7 @@ class Engine:
         per token) is learnt now."""
         backend = attempt.backend
         stats = answer_stats(plan, attempt, completion, tries, backend.base_url in self.metrics.no_speculation)
-        if self.prediction_guard is not None:
+        if self.prediction_guard is not None and tries.repairing is None:
             self.prediction_guard.record(HistoryRecord.of(stats))  # in memory: the next refactor decides by it
         useful = stats.useful_tokens()
         self.backend_memory.learn_usage(
@@ -259,6 +306,8 @@ class Engine:
             chars_per_token_seen(attempt.prompt.messages, completion.prompt_tokens),
             stats.output_chars / useful if useful and stats.output_chars else None,  # the live rate's estimate
         )
+        if tries.repairing is not None:  # a repair's answer: its figures join those of the answer it mends
+            return tries.repairing.with_repair(stats, tries.problems[0].describe())
         return stats
 
     @staticmethod
@@ -339,6 +388,14 @@ class Engine:
         if note:
             completion.notes.append(note)
         return completion
+
+
+def _in_repair(reason: str, tries: Tries) -> str:
+    """Why an answer was refused, said of the repair when it answered one."""
+    if not tries.problems:
+        return reason
+    problem = tries.problems[0]
+    return f"the model's answer had a {problem.kind} ({problem.describe()}), and its repair was refused: {reason}"
 
 
 class _ProgressTracker:

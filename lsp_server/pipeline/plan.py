@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config.schema import (
     APPLY_ID,
@@ -28,6 +28,7 @@ from ..config.schema import (
 from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
 from ..formats.prompt import APPLY_INSTRUCTION, Prompt, build_prompt, region_text
+from ..formats.verify import Problem
 from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from ..scope.file_language import language_of
 from ..stats.measured import RefactorStats
@@ -40,10 +41,17 @@ TITLE_CHARS = 60
 class RefactorError(Exception):
     """The refactor cannot go on; the message is for the user and says what to do."""
 
-    def __init__(self, message: str, stats: RefactorStats | None = None, output: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        stats: RefactorStats | None = None,
+        output: str | None = None,
+        problem: Problem | None = None,
+    ) -> None:
         super().__init__(message)
         self.stats = stats
         self.output = output  # the model's raw answer, when it came but could not be applied
+        self.problem = problem  # what the check before the edit found in it, when that refused it
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,34 @@ class Plan:
     @property
     def requested(self) -> BackendConfig:
         return self.routes[0].backend
+
+    @property
+    def language(self) -> str:
+        """The document's languageId: the editor's, else a guess from the file name."""
+        return language_of(self.request.path, self.request.language_id)
+
+    def with_answer(self, answer: str, instruction: str) -> Plan:
+        """This plan with `answer` in place of the region, asked `instruction` of it: what a repair shows
+        the model (the answer between the markers) and predicts (the answer). Its document is not the
+        user's: a repair's answer is read, and its edits made, by the plan it repairs for."""
+        start, end, text = self.region.start, self.region.end, self.request.text
+        request = replace(
+            self.request,
+            text=text[:start] + answer + text[end:],
+            instruction=instruction,
+            action_id=None,
+            diagnostics=(),
+        )
+        region = replace(self.region, end=start + len(answer))
+        return replace(
+            self,
+            request=request,
+            region=region,
+            instruction=instruction,
+            comment=None,
+            original=answer,
+            action="repair",
+        )
 
     def prompt_in(self, edit_format: str, context_chars: int) -> Prompt:
         """The prompt asking for this refactor in `edit_format`, with at most `context_chars` of the

@@ -16,6 +16,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .cache import ScopeCache, Snapshot, snapshot_of
 from .definition import Definition
@@ -83,7 +84,8 @@ def _parsed(snapshot: Snapshot, first: int, end: int) -> ast.Module | None:
     try:
         return snapshot.trees[key]
     except KeyError:
-        tree = parse_python("".join(snapshot.index.lines[first:end]))
+        parsed = parse_python("".join(snapshot.index.lines[first:end]))
+        tree = parsed if isinstance(parsed, ast.Module) else None
         snapshot.keep_tree(key, tree)
         return tree
 
@@ -96,13 +98,29 @@ def _parsed(snapshot: Snapshot, first: int, end: int) -> ast.Module | None:
 _PARSER = threading.Lock()
 
 
-def parse_python(source: str) -> ast.Module | None:
-    """`source` parsed, or None when it does not parse; from any thread."""
+class ParseError(NamedTuple):
+    """Why a source does not parse: the parser's first error, where it put it."""
+
+    line: int  # 1-based, in the source parsed; 0 when the parser named no line
+    message: str  # the parser's words: "'(' was never closed"
+
+
+def parse_python(source: str) -> ast.Module | ParseError:
+    """`source` parsed, or the first error that stops it; from any thread."""
     with _PARSER:
         try:
             return ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        except SyntaxError as exc:  # IndentationError and TabError too
+            return ParseError(exc.lineno or 0, exc.msg)
+        except (ValueError, RecursionError, MemoryError) as exc:  # a NUL character; nesting too deep
+            return ParseError(0, str(exc) or type(exc).__name__)
+
+
+def top_level_chunk(lines: Sequence[str], first: int, last: int) -> tuple[int, int]:
+    """The lines [start, end) of the top-level statements that lines first..last (0-based) are part
+    of: from the statement start at or above `first` (its decorators included) to the next one below
+    `last`. Each top-level statement parses on its own, so they parse as the whole file would."""
+    return _chunk_start(lines, first), next(_top_starts_below(lines, last), len(lines))
 
 
 def _parse_around(snapshot: Snapshot, cursor: int) -> tuple[ast.Module | None, int]:

@@ -61,7 +61,12 @@ class HistoryRecord:
     rejected_prediction_tokens: int | None = None
     acceptance_rate: float | None = None
     tokens_per_s: float | None = None
-    cost: float | None = None
+    cost: float | None = None  # a repair's included
+    # A repair (added within version 1, as prediction_reason): None when none was asked; its figures are
+    # not in latency_ms and completion_tokens, which stay the first answer's.
+    repaired: bool | None = None
+    repair_ms: float | None = None
+    repair_completion_tokens: int | None = None
     applied: bool | None = None
 
     @classmethod

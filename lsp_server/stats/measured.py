@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config.schema import PredictionVia
+
+T = TypeVar("T", int, float)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,18 @@ class RefactorStats:
     cost: float | None = None
     prediction_extra_cost: float | None = None  # what the rejected prediction tokens added to `cost`
     notes: tuple[str, ...] = ()
+    # The check before the edit (formats/verify.py): what read the answer ("python", "brackets", "blocks",
+    # your checker's name after them; "not checked"; "off").
+    checked: str = ""
+    # A repair: what the check found in the answer ("'(' was never closed at line 12"), whether the repaired
+    # answer applied (None: no repair was asked), and what the repairs took on top of the figures above
+    # (their latency is not in latency_ms; their cost is in `cost`).
+    repair_problem: str = ""
+    repaired: bool | None = None
+    repair_ms: float | None = None
+    repair_completion_tokens: int | None = None
+    repair_prompt_tokens: int | None = None
+    repair_cost: float | None = None
     # The outcome, added by the caller (server, CLI, bench) once it knows it.
     applied: bool | None = None
     uri: str = ""
@@ -66,8 +80,24 @@ class RefactorStats:
         return max(self.completion_tokens - billed_rejected, 0)
 
     def waited_ms(self) -> float:
-        """What the user waited for the answer: a retried attempt included."""
-        return self.latency_ms + (self.first_attempt_ms or 0.0)
+        """What the user waited for the answer: a retried attempt and a repair included."""
+        return self.latency_ms + (self.first_attempt_ms or 0.0) + (self.repair_ms or 0.0)
+
+    def with_repair(self, repair: RefactorStats, problem: str) -> RefactorStats:
+        """These figures, of the answer a repair mends, with the repair's added (`repair`: its own
+        stats). The refactor's speed and acceptance stay the first answer's: a repair's prediction is
+        an answer already written, whose acceptance says nothing of the region's."""
+        return replace(
+            self,
+            repair_problem=self.repair_problem or problem,
+            repaired=False,  # until its answer applies
+            repair_ms=(self.repair_ms or 0.0) + repair.latency_ms,
+            repair_completion_tokens=_sum(self.repair_completion_tokens, repair.completion_tokens),
+            repair_prompt_tokens=_sum(self.repair_prompt_tokens, repair.prompt_tokens),
+            repair_cost=_sum(self.repair_cost, repair.cost),
+            cost=_sum(self.cost, repair.cost),
+            notes=(*self.notes, *(note for note in repair.notes if note not in self.notes)),
+        )
 
     def with_outcome(self, uri: str = "", applied: bool | None = None) -> RefactorStats:
         return replace(self, uri=uri, applied=applied)
@@ -79,6 +109,13 @@ class RefactorStats:
         data = asdict(self)
         data["notes"] = list(self.notes)
         return data
+
+
+def _sum(a: T | None, b: T | None) -> T | None:
+    """Two figures added; None only when neither is known."""
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 def measured(stats: RefactorStats, input_per_mtok: float = 0.0, output_per_mtok: float = 0.0) -> RefactorStats:

@@ -17,6 +17,7 @@ def summary(stats: RefactorStats) -> str:
     if stats.tokens_per_s is not None:
         parts.append(f"{stats.tokens_per_s:.0f} tok/s")
     parts += prediction_parts(stats)
+    parts += repair_parts(stats)
     if stats.edit_format:
         parts.append(format_label(stats))
     if stats.cost is not None:
@@ -34,7 +35,19 @@ def status_text(stats: RefactorStats) -> str:
         parts.append("no prediction")
     elif stats.acceptance_rate is not None:
         parts.append(f"{stats.acceptance_rate:.0%} accepted")
+    if stats.repaired:
+        parts.append("repaired")
     return " · ".join(parts)
+
+
+def repair_parts(stats: RefactorStats) -> list[str]:
+    """`repaired: '(' was never closed at line 12`, `+0.4 s`: what the check found in the answer, and
+    what its repair added to the wait."""
+    if stats.repaired is None:
+        return []
+    lead = "repaired" if stats.repaired else "repair failed"
+    ms = stats.repair_ms or 0.0
+    return [f"{lead}: {stats.repair_problem}", f"+{ms / 1000:.1f} s" if ms >= 100 else f"+{ms:.0f} ms"]
 
 
 def format_label(stats: RefactorStats) -> str:

@@ -37,7 +37,7 @@ from typing import Any
 from . import context_limit
 from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
-from .responders import corpus_responder, rule_responder
+from .responders import SlippingResponder, corpus_responder, rule_responder
 
 
 class FakeBackend(ReplyStream):
@@ -364,6 +364,16 @@ def main() -> None:
         help="answer each task of this bench corpus (benchmarks/tasks) with its expected region, as a perfect "
         "model would (default: follow `rename A to B` instructions, else echo the region)",
     )
+    parser.add_argument(
+        "--slip",
+        metavar="NAME",
+        help="a model that slips: one answer in --slip-every breaks the code this way (testing/slips.py: "
+        "'dropped closing bracket', 'unterminated string', ...), and its repair mends it (the check before an "
+        "edit)",
+    )
+    parser.add_argument(
+        "--slip-every", type=int, default=3, metavar="N", help="with --slip: one answer in N (default 3)"
+    )
     args = parser.parse_args()
     if args.load_factor < 0 or args.batch_tokens < 0 or (args.prefill_tokens_per_pass or 0) < 0:
         parser.error("--load-factor, --batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more")
@@ -382,6 +392,12 @@ def main() -> None:
             responder = corpus_responder(args.corpus, prime_applies=True)
         except BenchError as exc:
             parser.error(f"--corpus: {exc}")
+    if args.slip:
+        from .slips import SLIPS
+
+        if args.slip not in SLIPS:
+            parser.error(f"--slip: one of {', '.join(repr(name) for name in SLIPS)}, not {args.slip!r}")
+        responder = SlippingResponder(responder, slip=args.slip, every=args.slip_every, language=None)
     backend = FakeBackend(
         args.kind,
         step_s=args.step_ms / 1000,

@@ -4,6 +4,7 @@ responders that play the model (`rule_responder`, `corpus_responder` for the ben
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -127,3 +128,53 @@ def corpus_responder(tasks_dir: Path | str, prime_applies: bool = False) -> Call
         return answers[region] if region in answers else rule_responder(request)
 
     return respond
+
+
+class SlippingResponder:
+    """A model that slips (`slips.SLIPS`) in its answers and, asked to repair one, writes the answer it
+    meant (`fixes`), or the broken one again. It knows a repair by its region: an answer it broke.
+
+    `every`: one answer in this many slips (1: each); `slip`: the slip's name in `slips.SLIPS`;
+    `language`: the code's languageId, None to read it from the prompt's `Language:` line. Asked for
+    hunks, the hunks of the broken region come back, as for any responder (`model_answer`).
+    """
+
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], str] = rule_responder,
+        slip: str = "dropped closing bracket",
+        every: int = 1,
+        fixes: bool = True,
+        language: str | None = "python",
+        seed: int = 0,
+    ) -> None:
+        from .slips import SLIPS
+
+        self.responder, self.slip, self.every, self.fixes = responder, SLIPS[slip], max(every, 1), fixes
+        self.language = language
+        self.random = random.Random(seed)
+        self.answers = 0
+        self.meant: dict[str, str] = {}  # a broken answer → the answer it was meant to be
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        region = region_of(request.get("messages", []))
+        if region in self.meant:
+            return self.meant[region] if self.fixes else region
+        answer = self.responder(request)
+        self.answers += 1
+        if (self.answers - 1) % self.every:
+            return answer
+        broken = self.slip(answer, self.language or _language_in(request), self.random)
+        if broken is None or broken == answer:
+            return answer
+        self.meant[broken] = answer
+        return broken
+
+
+def _language_in(request: dict[str, Any]) -> str:
+    """The languageId the prompt names (`Language: go`), else plaintext."""
+    for message in request.get("messages", []):
+        found = re.search(r"^Language: (\S+)$", str(message.get("content", "")), re.M)
+        if found:
+            return found.group(1)
+    return "plaintext"

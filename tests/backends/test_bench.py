@@ -38,7 +38,7 @@ from lsp_server.cli.main import main
 from lsp_server.config.load import build_config
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
-from lsp_server.testing.responders import region_of
+from lsp_server.testing.responders import SlippingResponder, region_of
 from lsp_server.testing.speculation import simulate, tokenize
 from tests.conftest import write_config
 
@@ -465,3 +465,29 @@ def test_bench_reports_the_cost_with_and_without_the_prediction(
     assert with_ > without and task["cost_ratio"] == pytest.approx(with_ / without)
     assert report["total"]["cost_ratio"] == pytest.approx(with_ / without)
     assert f"${with_:.4f} / ${without:.4f} ({with_ / without:.2f}×)" in markdown
+
+
+def test_bench_counts_repairs_per_mode_and_their_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model that slips only when the prediction field is sent: its runs need a repair, whose time
+    is in what the user waited, so the speedup is not flattered by an answer that had to be mended."""
+    slipping = SlippingResponder(corpus_responder, slip="dropped closing bracket", language="javascript")
+
+    def slips_with_prediction(request: dict[str, Any]) -> str:
+        return slipping(request) if "prediction" in request else corpus_responder(request)
+
+    with FakeBackend("openai", step_s=0.001, responder=slips_with_prediction) as fake:
+        config = write_config(tmp_path, fake=fake)
+        code, report, _ = run_bench(tmp_path, config, "--task", SMALL_EDIT, "--repeat", "2")
+        sent = chat_requests(fake)
+    out = capsys.readouterr().out
+    assert code == 0
+    total = report["total"]
+    assert (total["prediction"]["repaired"], total["baseline"]["repaired"]) == (2, 0)
+    assert len(sent) == 6  # two pairs, and a repair for each run with the prediction
+    runs = [run for run in report["runs"] if run["mode"] == "prediction"]
+    for run in runs:
+        stats = run["stats"]
+        assert stats["repaired"] is True and stats["repair_ms"] > 0
+    waits = sorted(r["stats"]["latency_ms"] + r["stats"]["repair_ms"] for r in runs)
+    assert total["prediction"]["latency_ms"]["median"] == pytest.approx(sum(waits) / 2)
+    assert "with prediction 2 repaired, 0 still broken; without prediction 0 repaired" in " ".join(out.split())

@@ -269,6 +269,33 @@ def test_stale_result_is_not_applied_and_the_user_is_told(tmp_path: Path, fake: 
     assert data["marks"]["statusline_after"].endswith("· stale, not applied")
 
 
+def test_a_repaired_refactor_says_so_in_the_message_and_the_statusline(tmp_path: Path, fake: FakeBackend):
+    region = "def load(path):\n    data = open(path).read()\n    return parse(data)\n"
+    renamed = region.replace("data", "content")
+    fake.enqueue(Reply(text=renamed.replace("parse(content)", "parse(content")), Reply(text=renamed))
+    path = write_source(tmp_path)
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  H.input_answer = 'rename data to content'
+  H.cursor_at('data = open')
+  vim.cmd('RefactorPredict')
+  H.wait_done()
+  H.mark('lines', H.lines(buf))
+  H.mark('statusline_after', H.statusline())
+""",
+        editor_settings(fake),
+    )
+    assert "\n".join(data["marks"]["lines"]) + "\n" == RENAMED
+    (summary,) = [n for n in data["notifications"] if SUMMARY.match(n["msg"])]
+    assert " · repaired: '(' was never closed at line 6 · +" in summary["msg"] and summary["level"] == INFO
+    assert data["marks"]["statusline_after"].endswith(" · repaired")  # the server's status_text, as it is
+    assert len(fake.requests) == 2 and fake.requests[1]["prediction"]["content"] == renamed.replace(
+        "parse(content)", "parse(content"
+    )
+
+
 def test_code_action_menu_lists_our_actions_and_applies_one(tmp_path: Path, fake: FakeBackend):
     path = write_source(tmp_path)
     actions = [{"id": "rename-data", "title": "Rename data to content", "instruction": "rename data to content"}]

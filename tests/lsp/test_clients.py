@@ -36,7 +36,8 @@ async def test_neovim_utf8_positions_and_plain_changes(neovim: LanguageClient):
 
 async def test_neovim_selection_with_multibyte_text(neovim: LanguageClient):
     editor = fresh(neovim)
-    uri = editor.open(WORKSPACE / "nvim_sel.py", SOURCE)
+    # Plain text: the uppercased lines are no Python (`RETURN LABEL`), which the check before an edit refuses.
+    uri = editor.open(WORKSPACE / "nvim_sel.txt", SOURCE, language_id="plaintext")
     # Select from inside the emoji line's text to the end of the next line: whole lines are rewritten.
     rng = types.Range(editor.range_of(uri, "héllo").start, editor.range_of(uri, "return label").end)
     result = await editor.execute("refactorLsp.refactor", {"uri": uri, "range": rng, "instruction": "uppercase"})

@@ -312,3 +312,36 @@ def test_a_workspace_preset_cannot_name_a_backend_the_user_never_named(tmp_path:
     loaded = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, preset))
     assert "actions[0].backend ('openai': a backend you never configured)" in loaded.problems[0]
     assert [p.id for p in loaded.config.actions] == ["x"]  # the rest of the preset still applies
+
+
+def test_a_repository_may_turn_the_check_before_an_edit_on_never_off(tmp_path: Path):
+    """The check keeps broken code out of the user's files: off only by the user's own channels."""
+    off = load_config(Layer("user.toml", ISSUE_USER), [], _repo(tmp_path, '[refactor]\nverify = "off"\n'))
+    assert off.config.refactor.verify == "syntax"
+    (problem,) = off.problems
+    assert "ignored refactor.verify ('off', yours is 'syntax')" in problem
+    mine_off = Layer("user.toml", {**ISSUE_USER, "refactor": {"verify": "off"}})
+    on = load_config(mine_off, [], _repo(tmp_path, '[refactor]\nverify = "syntax"\n'))
+    assert (on.config.refactor.verify, on.problems) == ("syntax", [])
+    editor = load_config(mine_off, [editor_layer({"refactor": {"verify": "off"}}, "initializationOptions")])
+    assert editor.config.refactor.verify == "off"
+
+
+@pytest.mark.parametrize("trust", ["trusted folder", "untrusted folder"])
+def test_a_checker_command_comes_from_the_user_file_only(tmp_path: Path, trust: str):
+    """Running a program is the most a setting can do: a repository's file, trusted or not, and
+    editor settings, even `initializationOptions`, never name one."""
+    evil = {"python": ["sh", "-c", "touch /tmp/owned"]}
+    folder = _repo(tmp_path, '[refactor.checkers]\npython = ["sh", "-c", "touch /tmp/owned"]\n')
+    trusted = [str(folder)] if trust == "trusted folder" else []
+    user = Layer("user.toml", {**ISSUE_USER, "trusted_workspaces": trusted})
+    editors = [
+        editor_layer({"refactor": {"checkers": evil}}, "initializationOptions"),
+        editor_layer({"refactor": {"checkers": evil}}, "editor settings", trusted=False),
+    ]
+    loaded = load_config(user, editors, folder)
+    assert loaded.config.refactor.checkers == {}
+    ignored = [p for p in loaded.problems if "refactor.checkers" in p]
+    assert len(ignored) == 3 and all("runs a command, which only user.toml may name" in p for p in ignored)
+    yours = Layer("user.toml", {**ISSUE_USER, "refactor": {"checkers": {"go": ["gofmt", "-e"]}}})
+    assert load_config(yours, editors, folder).config.refactor.checkers == {"go": ["gofmt", "-e"]}

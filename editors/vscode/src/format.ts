@@ -23,6 +23,12 @@ export interface RefactorStats {
   action?: string;
   served_by?: string;
   notes?: string[];
+  /** What read the answer before the edit (`python`, `brackets`, `blocks`, `not checked`, `off`). */
+  checked?: string;
+  /** A repair: what the check found in the answer, and whether the repaired answer applied (null: none asked). */
+  repair_problem?: string;
+  repaired?: boolean | null;
+  repair_ms?: number | null;
   applied?: boolean | null;
   /** The server's one-line text: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`. */
   summary: string;
@@ -155,6 +161,11 @@ export function statusTooltip(stats: RefactorStats): string {
   } else {
     rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
   }
+  if (present(stats.repaired)) {
+    const took = present(stats.repair_ms) ? `, +${seconds(stats.repair_ms)}` : "";
+    rows.push([stats.repaired ? "Repaired" : "Repair failed", `${md(stats.repair_problem ?? "")}${took}`]);
+  }
+  if (stats.checked) rows.push(["Checked", md(stats.checked)]);
   if (stats.notes?.length) rows.push(["Notes", stats.notes.map(md).join("; ")]);
   const cell = (text: string): string => text.replace(/\|/g, "\\|");
   const table = rows.map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`).join("\n");

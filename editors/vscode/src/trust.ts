@@ -35,6 +35,8 @@ export const REFACTOR_SETTINGS: readonly string[] = [
   "maxRegionChars",
   "maxFileChars",
   "concurrency",
+  "verify",
+  "repairs",
   "preview",
 ];
 
@@ -48,6 +50,7 @@ export const REFACTOR_CEILINGS: readonly string[] = [
   "maxFileChars",
   "maxRetries",
   "concurrency",
+  "repairs",
 ];
 
 /** `maxTokens` 0 sizes the limit from the region, never below this (the server's MIN_AUTO_MAX_TOKENS):
@@ -100,9 +103,11 @@ function untrustedRefactor(refactor: unknown, userValue: UserValue): Record<stri
   const given = isObject(refactor) ? refactor : {};
   const out: Record<string, unknown> = {};
   for (const key of REFACTOR_SETTINGS) {
-    const value = REFACTOR_CEILINGS.includes(key)
+    let value = REFACTOR_CEILINGS.includes(key)
       ? ceiling(key, given[key], userValue(`refactor.${key}`))
       : given[key];
+    // The check keeps broken code out of the user's files: a workspace may turn it on, not off.
+    if (key === "verify" && value === "off" && userValue("refactor.verify") !== "off") value = undefined;
     if (value !== undefined) out[key] = value;
   }
   return Object.keys(out).length ? out : undefined;

@@ -135,6 +135,23 @@ test("tooltip lists every figure", () => {
   assert.ok(statusTooltip({ ...stats, served_by: "openai" }).includes("| Served by | openai |"));
 });
 
+test("a repaired refactor: the status bar says so (the server's status_text) and the tooltip says what was mended", () => {
+  const repaired: RefactorStats = {
+    ...stats,
+    checked: "python",
+    repaired: true,
+    repair_problem: "'(' was never closed at line 12",
+    repair_ms: 412,
+    status_text: "196 tok/s · 88% accepted · repaired",
+  };
+  assert.equal(statusText(repaired), "$(zap) 196 tok/s · 88% accepted · repaired");
+  const tip = statusTooltip(repaired);
+  assert.ok(tip.includes("| Repaired | '\\(' was never closed at line 12, +0.41 s |"), tip);
+  assert.ok(tip.includes("| Checked | python |"));
+  assert.ok(statusTooltip({ ...repaired, repaired: false, applied: false }).includes("| Repair failed |"));
+  assert.ok(!statusTooltip(stats).includes("Repair"));
+});
+
 test("statistics rows, one per backend and mode", () => {
   const rows = statsRows({
     count: 3,

@@ -110,6 +110,7 @@ const raised = {
   maxFileChars: 100_000_000,
   maxRetries: 50,
   concurrency: 32,
+  repairs: 5,
 };
 const mine = {
   maxTokens: 2000,
@@ -118,6 +119,7 @@ const mine = {
   maxFileChars: 1_000_000,
   maxRetries: 1,
   concurrency: 2,
+  repairs: 1,
 };
 
 /** What the server is sent for one ceiling `key` the workspace sets to `value`, under the user's `own`. */
@@ -150,6 +152,7 @@ test("untrusted: a workspace may lower a ceiling, or repeat the user's value", (
     maxFileChars: 10,
     maxRetries: 0,
     concurrency: 1,
+    repairs: 0,
   };
   assert.deepEqual(sectionForServer({ ...hostile, refactor: lower }, false, userWith(mine)).refactor, lower);
 });
@@ -184,6 +187,17 @@ test("untrusted: a null, negative, fractional or non-number ceiling is the user'
 test("untrusted: refactor keys the extension does not declare are dropped (the server reads max_tokens as maxTokens)", () => {
   const refactor = { maxTokens: 2000, max_tokens: 100_000, MaxTokens: 100_000, "max-tokens": 100_000, scope: "file" };
   assert.deepEqual(sectionForServer({ ...hostile, refactor }, false, userWith(mine)).refactor, { ...mine, scope: "file" });
+});
+
+test("untrusted: a workspace may turn the check before an edit on, never off", () => {
+  const verify = (workspace: string, own: unknown): unknown =>
+    (sectionForServer({ ...hostile, refactor: { verify: workspace } }, false, userWith({ verify: own })).refactor as
+      | Record<string, unknown>
+      | undefined)?.verify;
+  assert.equal(verify("off", null), undefined);
+  assert.equal(verify("off", "syntax"), undefined);
+  assert.equal(verify("off", "off"), "off");
+  assert.equal(verify("syntax", "off"), "syntax");
 });
 
 test("untrusted: a preset names only a backend of the user's settings", () => {
