@@ -83,6 +83,18 @@ async def _with_command(argv: list[str], old: str, new: str, checked: str) -> Ve
     return Verification(checked, Problem(after.line, after.output, f"problem {name} reports"))
 
 
+# The problem of a merged answer that kept a lazy marker of the snippet (formats/merged.py).
+LAZY_MARKER = "lazy marker"
+
+
+def merge_repair_note(problem: Problem) -> str:
+    """What a merge asked again adds to its instruction: the marker the last answer copied."""
+    return (
+        f"Your last answer copied a lazy marker of the snippet instead of the code it stands for ({problem.message}). "
+        "Merge again, and in place of every marker write the region's own lines that it stands for, unchanged."
+    )
+
+
 def repair_instruction(problem: Problem, instruction: str, answer: str, first_line: int) -> str:
     """The instruction of a repair, whose region (between the markers, and the prediction) is `answer`,
     the region's text as the answer left it, starting at the document's line `first_line` (1-based)."""

@@ -16,7 +16,9 @@ window (`context_fit`), the answer's cap, and how the prediction travels. The en
   backend that answered, when it fits that backend's window;
 - `repair`: the answer has a problem the code did not have (formats/verify.py: a syntax error): the
   region format on the backend that answered, the answer between the markers and as the prediction,
-  the problem in the instruction; `refactor.repairs` times at most.
+  the problem in the instruction; `refactor.repairs` times at most. A merge (an apply) whose answer
+  copied a lazy marker is asked again as it was, the marker named: only the region as it was holds
+  the code the marker stands for.
 
 docs/how-it-works.md, "The attempt loop", says where a new kind goes.
 """
@@ -31,7 +33,7 @@ from ..backend.window import ContextWindow, WindowFit
 from ..config.schema import BackendConfig, RefactorSettings
 from ..formats.choice import FormatChoice, FormatHistory, choose_format
 from ..formats.prompt import Prompt
-from ..formats.verify import Problem, repair_instruction
+from ..formats.verify import LAZY_MARKER, Problem, merge_repair_note, repair_instruction
 from ..stats.measured import RefactorStats
 from .context_fit import DEFAULT_PROMPT_CHARS_PER_TOKEN, WindowTooSmall, fit_prompt
 from .plan import Plan, Route, default_max_tokens
@@ -218,10 +220,13 @@ async def repair_on(
     format, on the backend that answered, fitted to its window, with `answer` as the region it shows
     and the prediction. Raises WindowTooSmall."""
     first_line = plan.request.text.count("\n", 0, plan.region.start) + 1
-    instruction = repair_instruction(problem, plan.instruction, answer, first_line)
     region = FormatChoice("region", f"repair: {problem.describe()}", automatic=False)
     why = f"the answer has a {problem.kind}: {problem.describe()}"
-    repair_plan = plan.with_answer(answer, instruction)
+    if problem.kind == LAZY_MARKER:  # the merge again, on the region as it was: the code is there
+        instruction = f"{plan.instruction}\n{merge_repair_note(problem)}"
+        repair_plan = replace(plan, instruction=instruction)
+    else:
+        repair_plan = plan.with_answer(answer, repair_instruction(problem, plan.instruction, answer, first_line))
     return await attempt_on(repair_plan, "repair", answered.index, region, memory, why, prediction_refused)
 
 

@@ -26,7 +26,8 @@ from ..formats.choice import FormatChoice, FormatHistory
 from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
 from ..formats.hygiene import UnusableOutput
-from ..formats.verify import MAX_REPAIRS, Problem, refused_message, verify_answer
+from ..formats.merged import LazyMarkerLeft
+from ..formats.verify import LAZY_MARKER, MAX_REPAIRS, Problem, refused_message, verify_answer
 from ..scope import ScopeCache
 from ..stats.history import HistoryRecord
 from ..stats.measured import RefactorStats
@@ -159,6 +160,11 @@ class Engine:
                 new_region, edits, applied_notes = await self._new_region(plan, attempt, completion)
             except HunksError as exc:
                 attempt = await self._after_hunks_failed(plan, attempt, completion, stats, exc, tries)
+                continue
+            except LazyMarkerLeft as exc:  # a merge that copied a marker: asked again, the marker named
+                first_line = plan.request.text.count("\n", 0, plan.region.start) + 1
+                problem = Problem(first_line + exc.line - 1, f"`{exc.marker}` copied", LAZY_MARKER)
+                attempt = await self._after_problem(plan, attempt, completion, stats, completion.text, problem, tries)
                 continue
             except UnusableOutput as exc:
                 # The log is the user's (user-only file, -vv): what the model wrote, so they can judge it.

@@ -153,11 +153,12 @@ def test_two_methods_are_one_write_and_a_refused_part_leaves_the_file_whole(
     )
     quick = method_text(original, difflib.SequenceMatcher.real_quick_ratio)
     lazy = quick.replace("        la, lb = len(self.a), len(self.b)\n", "        # ... existing code ...\n")
-    fake_backend.enqueue(Reply(), Reply(text=lazy))
+    fake_backend.enqueue(Reply(), Reply(text=lazy), Reply(text=lazy))  # asked again, it copies it again
     refused = apply(project, "difflib.py", "-", "--write", "--json", stdin=two)
     assert refused.returncode == 3, refused.stderr
     out = json.loads(refused.stdout)
-    assert out["outcome"] == "refused" and "copied the marker" in out["reason"]
+    assert out["outcome"] == "refused" and "had a lazy marker" in out["reason"]
+    assert "`# ... existing code ...` copied" in out["reason"]
     assert "applied whole" in out["reason"] and out["answer"] == lazy and out["answer_file"]
     assert (project["dir"] / "difflib.py").read_text(encoding="utf-8") == original
 

@@ -112,14 +112,23 @@ async def test_two_methods_are_one_edit_and_a_refused_part_applies_nothing(
     fresh(client)
     copy = editor.open(WORKSPACE / "two-refused.py", DIFFLIB)
     quick = method_text(difflib.SequenceMatcher.real_quick_ratio)
-    backend.enqueue(
-        Reply(), Reply(text=quick.replace("        la, lb = len(self.a), len(self.b)\n", "        # ...\n"))
-    )
+    lazy = quick.replace("        la, lb = len(self.a), len(self.b)\n", "        # ...\n")
+    backend.enqueue(Reply(), Reply(text=lazy), Reply(text=lazy))  # the merge asked again copies it again
     refused = await editor.execute("refactorLsp.applySnippet", {"uri": copy, "snippet": two})
     assert refused["status"] == "error", refused
     assert editor.edits_received == [] and editor.buffers[copy] == DIFFLIB
+    assert len(backend.requests) == 3 and "copied a lazy marker" in backend.requests[-1]["messages"][-1]["content"]
     (message,) = [m for m in editor.messages() if "not applied" in m]
-    assert "copied the marker" in message and "another part of the snippet failed" in message
+    assert "had a lazy marker" in message and "`# ...` copied" in message
+    assert "another part of the snippet failed" in message
+    # Once more: the merge asked again writes the code the marker stood for, and the snippet applies.
+    fresh(client)
+    mended = editor.open(WORKSPACE / "two-mended.py", DIFFLIB)
+    backend.enqueue(Reply(), Reply(text=lazy))  # then the fake merges as a good model would
+    reply = await editor.execute("refactorLsp.applySnippet", {"uri": mended, "snippet": two})
+    assert reply["status"] == "applied", reply
+    assert len(backend.requests) == 3 and "`# ...` copied" in backend.requests[-1]["messages"][-1]["content"]
+    assert editor.buffers[mended] == MERGED.replace("la + lb)\n", "la + lb + 1)\n")
 
 
 async def test_a_snippet_naming_nothing_goes_to_the_cursors_definition_and_without_one_is_refused(
