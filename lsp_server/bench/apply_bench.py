@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
@@ -115,7 +116,7 @@ async def measure_apply(
     engine: Engine,
     plan: ApplyBenchPlan,
     *,
-    tasks_dir: str,
+    tasks_dir: Path,
     command: str,
     note: str = "",
     progress_stream: TextIO | None = None,
@@ -148,7 +149,7 @@ async def measure_apply(
         command=command,
         backend=backend_info,
         baseline=baseline_info,
-        tasks_dir=tasks_dir,
+        tasks_dir=str(tasks_dir),
         repetitions=plan.bench.repeat,
         max_tokens=plan.bench.max_tokens,
         temperature=0.0,

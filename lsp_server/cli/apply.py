@@ -19,24 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import ConfigError
-from ..files.safe_write import WriteRefused, writable_target, write_file
+from ..files.safe_write import WriteRefused, write_file
 from ..formats.edits import apply_replacements
 from ..pipeline.batch import BatchRun, TargetOutcome
 from ..stats.history import History
 from ..text import count_of
-from .io import (
-    EXIT_FAILED,
-    EXIT_NOT_PLACED,
-    EXIT_OK,
-    EXIT_REFUSED,
-    EXIT_STALE,
-    EXIT_USAGE,
-    error,
-    load_cli_config,
-    parse_lines,
-    print_diff,
-    read_source,
-)
+from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff, read_source
 
 
 def _read_snippet(spec: str, limit: int) -> str:
@@ -83,13 +71,9 @@ async def apply_snippet(args: argparse.Namespace) -> int:
         selection = _selection(args.lines, text)
     except (ValueError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    if args.write:
-        try:
-            writable_target(path)  # refuse before the model runs, not after
-        except WriteRefused as exc:
-            error(str(exc))
-            return EXIT_FAILED
+        return Exit.USAGE
+    if args.write and not may_write([path]):
+        return Exit.FAILED
     request = RefactorRequest(
         path=str(path),
         text=text,
@@ -102,9 +86,9 @@ async def apply_snippet(args: argparse.Namespace) -> int:
     try:
         items = apply_items(str(path), request, snippet, selection, config, ScopeCache())
     except NotPlaced as exc:
-        return _say(args, "not placed", str(exc), EXIT_NOT_PLACED)
+        return _say(args, "not placed", str(exc), Exit.NOT_PLACED)
     except RefactorError as exc:
-        return _say(args, "error", str(exc), EXIT_USAGE)
+        return _say(args, "error", str(exc), Exit.USAGE)
     print(
         "merging into " + "; ".join(item.target.describe() for item in items) + f" of {path}",
         file=sys.stderr,
@@ -130,11 +114,11 @@ async def apply_snippet(args: argparse.Namespace) -> int:
                 stale = [o.settled("stale", "the file changed") if o.outcome == "edit" else o for o in final]
                 _recorded(history, stale, target)
                 reason = f"{path} changed while the snippet was merged; nothing was written — run it again"
-                return _say(args, "stale", reason, EXIT_STALE)
+                return _say(args, "stale", reason, Exit.STALE)
             write_file(path, new_text.encode("utf-8"))
         except (ValueError, WriteRefused) as exc:
             _recorded(history, [o.settled("error", str(exc)) if o.outcome == "edit" else o for o in final], target)
-            return _say(args, "error", str(exc), EXIT_FAILED)
+            return _say(args, "error", str(exc), Exit.FAILED)
         final = [o.settled("applied") if o.outcome == "edit" else o for o in final]
         print(f"wrote {path} ({count_of(len(settled.changed), 'definition')})", file=sys.stderr)
     elif edits and not args.json:
@@ -147,7 +131,7 @@ async def apply_snippet(args: argparse.Namespace) -> int:
         outcome = "unchanged" if not edits else "applied" if args.write else "edit"
         record = {"outcome": outcome, "new_text": new_text, "stats": stats, "targets": [o.to_dict() for o in final]}
         print(json.dumps(record, ensure_ascii=False))
-    return EXIT_OK
+    return Exit.OK
 
 
 def _recorded(history: History, outcomes: list[TargetOutcome], target: str) -> list[TargetOutcome]:
@@ -206,4 +190,4 @@ def _failed(
             "targets": [o.to_dict() for o in recorded],
         }
         print(json.dumps(record, ensure_ascii=False))
-    return EXIT_REFUSED if answered is not None else EXIT_FAILED
+    return Exit.REFUSED if answered is not None else Exit.FAILED

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.schema import Config, ConfigError
-from ..files.safe_write import WriteRefused, writable_target, write_file
+from ..files.safe_write import WriteRefused, write_file
 from ..pipeline.batch import MAX_TARGETS, BatchItem, BatchRun, TargetOutcome, batch_items, shared_failure
 from ..text import count_of
-from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config, parse_lines, print_diff, read_source
+from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff, read_source
 
 
 @dataclass(frozen=True)
@@ -84,19 +84,14 @@ async def refactor_each(args: argparse.Namespace) -> int:
     problem = _usage_problem(args, paths)
     if problem is not None:
         error(problem)
-        return EXIT_USAGE
+        return Exit.USAGE
     try:
         files = _read_files(args, paths)
     except (ValueError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    if args.write:
-        try:
-            for file in files:
-                writable_target(file.path)  # refuse before the model runs, not after
-        except WriteRefused as exc:
-            error(str(exc))
-            return EXIT_FAILED
+        return Exit.USAGE
+    if args.write and not may_write([file.path for file in files]):
+        return Exit.FAILED
     items: list[BatchItem] = []
     for file in files:
         cache = ScopeCache()
@@ -120,10 +115,10 @@ async def refactor_each(args: argparse.Namespace) -> int:
         )
         items += batch_items(str(file.path), targets, request, file.config, cache)
     if not items:
-        return EXIT_FAILED
+        return Exit.FAILED
     if len(items) > MAX_TARGETS:
         error(f"{count_of(len(items), 'definition')} is more than one batch takes ({MAX_TARGETS}); name fewer files")
-        return EXIT_USAGE
+        return Exit.USAGE
     jobs = args.jobs or min(file.config.refactor.concurrency for file in files)
     # The same history as a single refactor's: `auto` learns from it, and every target is added to it.
     history = History()
@@ -174,7 +169,7 @@ async def refactor_each(args: argparse.Namespace) -> int:
             for o in outcomes
         ]
         print(json.dumps({"targets": records, "totals": totals.to_dict()}, ensure_ascii=False))
-    return EXIT_OK if all(o.succeeded for o in outcomes) else EXIT_FAILED
+    return Exit.OK if all(o.succeeded for o in outcomes) else Exit.FAILED
 
 
 def _finish_file(file: _File, outcomes: list[TargetOutcome], args: argparse.Namespace) -> list[TargetOutcome]:

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config.schema import ConfigError
-from .io import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error, load_cli_config
+from .io import Exit, error, load_cli_config
 
 if TYPE_CHECKING:
-    from ..pipeline.engine import Engine
+    from ..bench.apply_report import ApplyReport
+    from ..bench.batch_report import BatchReport
+    from ..bench.report import Report
 
 
 def _bench_command(args: argparse.Namespace) -> str:
@@ -66,21 +68,26 @@ ReportT = TypeVar("ReportT", bound=_Report)
 
 async def _measure_and_show(
     args: argparse.Namespace,
-    measuring: Callable[[Engine], Awaitable[ReportT]],
-    terminal: Callable[[ReportT], str],
-    markdown: Callable[[ReportT], str],
-) -> ReportT | None:
-    """Run a bench on an engine of its own, print its table, write --markdown and --json; None when it
-    could not run (said). The user's history must not steer `auto` in a measurement: the size rule decides."""
+    measuring: Callable[..., Awaitable[ReportT]],
+    plan: object,
+    tasks_dir: Path,
+    show: tuple[Callable[[ReportT], str], Callable[[ReportT], str]],
+    verdict: Callable[[ReportT], str | None],
+) -> int:
+    """Run a bench on an engine of its own (`measuring(engine, plan, tasks_dir=, command=, note=)`), print
+    its table (`show`: the terminal's and the markdown's renderers), write --markdown and --json, and
+    judge it: `verdict` says why nothing could be compared, else None. The user's history must not steer
+    `auto` in a measurement: the size rule decides."""
     from ..bench import BenchError, SizeRuleOnly
     from ..pipeline.engine import Engine
 
+    terminal, markdown = show
     engine = Engine(SizeRuleOnly())
     try:
-        report = await measuring(engine)
+        report = await measuring(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
     except BenchError as exc:
         error(str(exc))
-        return None
+        return Exit.FAILED
     finally:
         await engine.close()
     sys.stdout.write(terminal(report))
@@ -88,7 +95,11 @@ async def _measure_and_show(
         _write_report(args.markdown, markdown(report))
     if args.json:
         _write_report(args.json, report.to_json())
-    return report
+    problem = verdict(report)
+    if problem is not None:
+        error(problem)
+        return Exit.FAILED
+    return Exit.FAILED if getattr(report, "errors", None) else Exit.OK
 
 
 async def run_bench(args: argparse.Namespace) -> int:
@@ -131,23 +142,8 @@ async def run_bench(args: argparse.Namespace) -> int:
             plan = dataclasses.replace(plan, record_to=History())
     except (BenchError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    command, note = _bench_command(args), args.note or ""
-    report = await _measure_and_show(
-        args,
-        lambda engine: measure(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
-        render_terminal,
-        render_markdown,
-    )
-    if report is None:
-        return EXIT_FAILED
-    if report.formats is not None and not report.formats.measured:
-        error("no run could be compared with its ideal time; see the messages above")
-        return EXIT_FAILED
-    if report.formats is None and report.total.speedup is None:
-        error("no pair of runs was measured in both modes; see the messages above")
-        return EXIT_FAILED
-    return EXIT_FAILED if report.errors else EXIT_OK
+        return Exit.USAGE
+    return await _measure_and_show(args, measure, plan, tasks_dir, (render_terminal, render_markdown), _compared)
 
 
 async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: list[str], batches: list[str]) -> int:
@@ -179,20 +175,9 @@ async def _bench_batches(args: argparse.Namespace, tasks_dir: Path, singles: lis
             plan = dataclasses.replace(plan, bench=dataclasses.replace(plan.bench, record_to=History()))
     except (BenchError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    command, note = _bench_command(args), args.note or ""
-    report = await _measure_and_show(
-        args,
-        lambda engine: measure_batches(engine, plan, tasks_dir=tasks_dir, command=command, note=note),
-        render_batch_terminal,
-        render_batch_markdown,
-    )
-    if report is None:
-        return EXIT_FAILED
-    if not report.measured:
-        error("no batch ran whole in both modes or at both concurrencies; see the messages above")
-        return EXIT_FAILED
-    return EXIT_FAILED if report.errors else EXIT_OK
+        return Exit.USAGE
+    show = (render_batch_terminal, render_batch_markdown)
+    return await _measure_and_show(args, measure_batches, plan, tasks_dir, show, _batches_compared)
 
 
 async def _bench_apply(args: argparse.Namespace) -> int:
@@ -201,7 +186,6 @@ async def _bench_apply(args: argparse.Namespace) -> int:
     from ..bench import BenchError, default_tasks_dir, make_plan
     from ..bench.apply_bench import ApplyBenchPlan, measure_apply
     from ..bench.apply_render import render_apply_markdown, render_apply_terminal
-    from ..bench.apply_report import summarize_apply
     from ..bench.apply_tasks import load_apply_tasks
 
     try:
@@ -219,17 +203,29 @@ async def _bench_apply(args: argparse.Namespace) -> int:
         plan = ApplyBenchPlan(bench, tuple(tasks), tuple(skipped))
     except (BenchError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    command, note = _bench_command(args), args.note or ""
-    report = await _measure_and_show(
-        args,
-        lambda engine: measure_apply(engine, plan, tasks_dir=str(tasks_dir), command=command, note=note),
-        render_apply_terminal,
-        render_apply_markdown,
-    )
-    if report is None:
-        return EXIT_FAILED
+        return Exit.USAGE
+    show = (render_apply_terminal, render_apply_markdown)
+    return await _measure_and_show(args, measure_apply, plan, tasks_dir, show, _merged_both_ways)
+
+
+# Why a bench's report compares nothing (the run failed as a measurement), else None.
+def _compared(report: Report) -> str | None:
+    if report.formats is not None and not report.formats.measured:
+        return "no run could be compared with its ideal time; see the messages above"
+    if report.formats is None and report.total.speedup is None:
+        return "no pair of runs was measured in both modes; see the messages above"
+    return None
+
+
+def _batches_compared(report: BatchReport) -> str | None:
+    if not report.measured:
+        return "no batch ran whole in both modes or at both concurrencies; see the messages above"
+    return None
+
+
+def _merged_both_ways(report: ApplyReport) -> str | None:
+    from ..bench.apply_report import summarize_apply
+
     if summarize_apply(report).scope_speedup is None:
-        error("no task merged as expected both scoped and whole-file; see the lines above")
-        return EXIT_FAILED
-    return EXIT_OK
+        return "no task merged as expected both scoped and whole-file; see the lines above"
+    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import enum
 import json
 import os
 import sys
@@ -13,16 +14,37 @@ from pathlib import Path
 from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
 from ..config.schema import WORKSPACE_FILE, ConfigError
+from ..files.safe_write import WriteRefused, writable_target
 from ..text import count_of
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-# `apply`'s own (docs/cli.md, "Exit codes"): an agent tells what to do next from the code alone.
-EXIT_REFUSED, EXIT_NOT_PLACED, EXIT_STALE = 3, 4, 5
-EXIT_PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
+
+class Exit(enum.IntEnum):
+    """The exit codes, every subcommand alike (docs/cli.md, "Exit codes")."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    # `apply`'s own: an agent tells what to do next from the code alone.
+    REFUSED = 3
+    NOT_PLACED = 4
+    STALE = 5
+    PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 
 def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def may_write(paths: list[Path]) -> bool:
+    """Whether `--write` may write each of `paths`, asked before the model runs, not after; when not,
+    the reason is said on stderr."""
+    try:
+        for path in paths:
+            writable_target(path)
+    except WriteRefused as exc:
+        error(str(exc))
+        return False
+    return True
 
 
 def stdout_closed() -> int:
@@ -30,7 +52,7 @@ def stdout_closed() -> int:
     keep the interpreter's last flush from failing again on the closed pipe."""
     with contextlib.suppress(OSError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return EXIT_PIPE
+    return Exit.PIPE
 
 
 def find_workspace(path: Path) -> Path | None:

@@ -13,19 +13,9 @@ import sys
 from pathlib import Path
 
 from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
-from ..files.safe_write import WriteRefused, writable_target, write_file
+from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of, listed
-from .io import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    error,
-    load_cli_config,
-    parse_lines,
-    print_diff,
-    read_source,
-    stdout_closed,
-)
+from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff, read_source, stdout_closed
 
 
 async def _refactor(args: argparse.Namespace) -> int:
@@ -43,7 +33,7 @@ async def _refactor(args: argparse.Namespace) -> int:
             "--at and --lines do not go together: --lines START:END rewrites those lines, --at LINE the definition "
             "around that line"
         )
-        return EXIT_USAGE
+        return Exit.USAGE
     try:
         loaded = load_cli_config(args.config, path)
         loaded.config.backend(args.backend)  # an unknown name is a usage error, before the file is read
@@ -62,13 +52,9 @@ async def _refactor(args: argparse.Namespace) -> int:
             scope = None
     except (ValueError, ConfigError) as exc:
         error(str(exc))
-        return EXIT_USAGE
-    if args.write:
-        try:
-            writable_target(path)  # refuse before the model runs, not after
-        except WriteRefused as exc:
-            error(str(exc))
-            return EXIT_FAILED
+        return Exit.USAGE
+    if args.write and not may_write([path]):
+        return Exit.FAILED
     config = loaded.config
     if scope is None and config.refactor.scope == "auto":
         scope = "file"  # no selection and no cursor: the whole file
@@ -113,7 +99,7 @@ async def _refactor(args: argparse.Namespace) -> int:
                 "stats": exc.stats.to_dict() if exc.stats is not None else None,
             }
             print(json.dumps(outcome, ensure_ascii=False))
-        return EXIT_FAILED
+        return Exit.FAILED
     finally:
         await engine.close()
     new_text = result.new_text
@@ -122,12 +108,12 @@ async def _refactor(args: argparse.Namespace) -> int:
             if read_source(path, config.refactor.max_file_chars) != text:
                 error(f"{path} changed while the refactor ran; nothing was written — run it again")
                 history.append(result.stats.with_outcome(target, applied=False))
-                return EXIT_FAILED
+                return Exit.FAILED
             write_file(path, new_text.encode("utf-8"))
         except (ValueError, WriteRefused) as exc:
             error(str(exc))
             history.append(result.stats.with_outcome(target, applied=False))
-            return EXIT_FAILED
+            return Exit.FAILED
         print(f"wrote {path}", file=sys.stderr)
     # Shown as a diff, the edit is the user's to apply: not known (None), as an editor that never confirms.
     applied = (True if args.write else None) if result.edits else False
@@ -144,7 +130,7 @@ async def _refactor(args: argparse.Namespace) -> int:
     print(summary(stats), file=sys.stderr)
     if stats.notes:  # what the line cannot say: a retry, a fallback, a prompt fitted to the window
         print("notes: " + "; ".join(stats.notes), file=sys.stderr)
-    return EXIT_OK
+    return Exit.OK
 
 
 async def _check(args: argparse.Namespace) -> int:
@@ -166,7 +152,7 @@ async def _check(args: argparse.Namespace) -> int:
         api_key(backend)
     except ConfigError as exc:
         error(str(exc))
-        return EXIT_USAGE
+        return Exit.USAGE
     config: Config = loaded.config
     failures = loaded.failures
     if failures:
@@ -182,7 +168,7 @@ async def _check(args: argparse.Namespace) -> int:
         if models and backend.model not in models:
             print(f"FAIL: the server has no model '{backend.model}'; it offers: {listed(models, most=20)}")
             print(f"  fix: set backends.{backend.name}.model to one of those")
-            return EXIT_FAILED
+            return Exit.FAILED
         print(f"models: {listed(models, most=20) or '(none listed)'}")
         request = StreamRequest(
             messages=[{"role": "user", "content": "Reply with the word: ok"}],
@@ -202,10 +188,10 @@ async def _check(args: argparse.Namespace) -> int:
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
         print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
-        return EXIT_USAGE if failures else EXIT_OK
+        return Exit.USAGE if failures else Exit.OK
     except BackendError as exc:
         print(f"FAIL: {exc}")
-        return EXIT_FAILED
+        return Exit.FAILED
     finally:
         await engine.close()
     if mode == "field":
@@ -214,7 +200,7 @@ async def _check(args: argparse.Namespace) -> int:
         print(f"prediction: in the prompt; {await _speculation(backend)}")
     else:
         print("prediction: off")
-    return EXIT_USAGE if failures else EXIT_OK  # a config with problems is a failed check
+    return Exit.USAGE if failures else Exit.OK  # a config with problems is a failed check
 
 
 async def _speculation(backend: BackendConfig) -> str:
@@ -247,7 +233,7 @@ def _serve(args: argparse.Namespace) -> int:
         from ..server.handlers import serve
 
     serve(log_file=args.log_file, verbose=args.verbose)
-    return EXIT_OK
+    return Exit.OK
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         configure_cli_logging(args.verbose, args.log_file)
         if args.command == "refactor" and not args.instruction.strip():
             error('-i/--instruction is empty: say what to do in words, e.g. -i "add type hints"')
-            return EXIT_USAGE
+            return Exit.USAGE
         if args.command == "refactor" and (args.each or args.more_paths):
             from .batch import refactor_each
 
@@ -283,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return stdout_closed()
-    return EXIT_USAGE
+    return Exit.USAGE
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 from lsp_server.bench.apply_tasks import ApplyTask, Skipped, apply_task, load_apply_tasks
 from lsp_server.bench.tasks import BenchError, load_task, load_tasks
-from lsp_server.cli.io import EXIT_USAGE
+from lsp_server.cli.io import Exit
 from lsp_server.cli.main import main
 from lsp_server.scope.lazy import marker_lines
 from lsp_server.testing.fake_backend import FakeBackend
@@ -98,5 +98,5 @@ def test_the_bench_merges_scoped_and_whole_file_and_the_figures_are_its_runs(
 def test_options_of_the_other_benches_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write_config(tmp_path, fake={"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
     code = main(["bench", "--kind", "apply", "--config", str(config), "--edit-format", "hunks"])
-    assert code == EXIT_USAGE
+    assert code == Exit.USAGE
     assert "are not for --kind apply" in capsys.readouterr().err

@@ -19,7 +19,7 @@ import pytest
 
 from lsp_server.bench.batch_tasks import load_batch_task, load_batch_tasks
 from lsp_server.bench.tasks import BenchError, load_tasks
-from lsp_server.cli.io import EXIT_USAGE
+from lsp_server.cli.io import Exit
 from lsp_server.cli.main import main
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import corpus_responder
@@ -187,7 +187,7 @@ def test_a_bad_batch_task_gives_a_clear_error(
     assert problem in str(raised.value)
     # The bench says the same, naming the file, before anything is sent.
     code = main(["bench", "--tasks", str(task.parent), "--task", "py-batch", "--backend", "openai"])
-    assert code == EXIT_USAGE
+    assert code == Exit.USAGE
     err = capsys.readouterr().err
     assert str(task / "task.toml") in err and problem in err
 
@@ -213,7 +213,7 @@ def test_batch_options_are_checked_before_anything_is_sent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], problem: str
 ) -> None:
     config = write_config(tmp_path, fake={"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
-    assert main(["bench", "--config", str(config), "--tasks", str(TASKS_DIR), *args]) == EXIT_USAGE
+    assert main(["bench", "--config", str(config), "--tasks", str(TASKS_DIR), *args]) == Exit.USAGE
     assert problem in capsys.readouterr().err
 
 
