@@ -20,7 +20,7 @@ One module per job, each importing only those listed before it:
   (`around`), the whole bench (`measure`);
 - `batch_tasks`, `batch_report`, `render_batch`, `batch_runner`: batch tasks (`kind = "batch"`: every
   top-level definition of a file, one instruction), their runs and summaries, their table, and their
-  bench (`measure_batches`, through `pipeline.batch.BatchRun`, one at a time and `--jobs N` at once).
+  bench (`measure_batches`, through `pipeline.runner.Runner`, one at a time and `--jobs N` at once).
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 

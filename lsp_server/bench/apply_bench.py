@@ -1,5 +1,5 @@
 """`refactor-lsp bench --kind apply`: each task's snippet merged three ways, through the product's own
-apply (pipeline/apply.py, one `batch.BatchRun` per merge):
+apply (pipeline/merge.py, one `runner.Runner` per merge):
 
 - "prediction": into the definitions it names, each with its current text as the prediction;
 - "baseline": the same without the prediction (for vLLM and llama.cpp, the baseline backend);
@@ -18,17 +18,18 @@ import datetime as dt
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
 from ..formats.edits import apply_replacements
-from ..pipeline.apply import apply_items, settle, whole_file_item
-from ..pipeline.batch import BatchRun
-from ..pipeline.batch_stats import batch_totals
 from ..pipeline.engine import Engine
+from ..pipeline.outcome import settle
 from ..pipeline.plan import RefactorRequest
+from ..pipeline.request import NoTargets, Request, Source, snippet_parts, whole_file_item
+from ..pipeline.runner import Runner
+from ..pipeline.totals import batch_totals
 from ..scope import ScopeCache
 from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, ApplyRun
 from .apply_tasks import ApplyTask, Skipped
@@ -82,14 +83,20 @@ async def run_apply(
         cache_salt=uuid.uuid4().hex,  # no run reads a prompt another run left on a vLLM server
         max_tokens_setting="bench --max-tokens" if bench.max_tokens else "refactor.max_tokens",
     )
+    source = Source(task.file, replace(request, snippet=task.snippet), bench.config, ScopeCache())
     if mode == "whole-file":
-        items = [whole_file_item(task.file, request, task.snippet, bench.config)]
+        merge = Request("apply", (whole_file_item(source),), "", whole=True)
     else:
-        items = apply_items(task.file, request, task.snippet, None, bench.config, ScopeCache())
-    run = BatchRun(engine, items, bench.config.refactor.concurrency)
-    settled = settle(await run.run())
-    edits = [e for o in settled.changed if o.result is not None for e in o.result.edits]
-    merged = apply_replacements(task.source, edits) if settled.ready else task.source
+        try:
+            merge = snippet_parts(engine, [source])
+        except NoTargets as exc:
+            raise BenchError(f"{task.name}: {exc}") from None
+    items = merge.items
+    run = Runner(engine, items, bench.config.refactor.concurrency)
+    settled = settle(merge, await run.run())
+    ready = settled.failure is None
+    edits = [e for o in settled.outcomes if o.outcome == "edit" and o.result is not None for e in o.result.edits]
+    merged = apply_replacements(task.source, edits) if ready else task.source
     if (
         mode != "baseline"
         and settled.outcomes
@@ -106,9 +113,9 @@ async def run_apply(
         predicted_chars=sum(item.target.end - item.target.start for item in items),
         wall_ms=run.wall_ms,
         totals=batch_totals(settled.outcomes, run.wall_ms, run.concurrency),
-        ok=settled.ready,
-        matches_expected=settled.ready and merged == task.expected,
-        reason=settled.reason,
+        ok=ready,
+        matches_expected=ready and merged == task.expected,
+        reason=settled.failure,
     )
 
 

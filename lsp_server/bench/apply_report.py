@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..pipeline.batch_stats import BatchTotals
+from ..pipeline.totals import BatchTotals
 from ..stats.measured import median
 from .apply_tasks import ApplyTask, Skipped
 from .report import Meta

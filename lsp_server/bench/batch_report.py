@@ -1,8 +1,8 @@
 """A bench of batch tasks: what each batch run measured, its summaries per task, and the JSON report.
 
-A batch run is one task's targets through `batch.BatchRun` in one mode (with or without the
+A batch run is one task's targets through `runner.Runner` in one mode (with or without the
 prediction) at one concurrency (1: one after another; N: `--jobs`). Its figures are the batch's
-(batch_stats.BatchTotals: the wall time, output tokens ÷ wall time "together", the exact acceptance)
+(totals.BatchTotals: the wall time, output tokens ÷ wall time "together", the exact acceptance)
 and each target's own, as a `Run` of the bench (stats, answer, whether it matches the target's
 expected definition, and how closely).
 
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..pipeline.batch_stats import BatchTotals
+from ..pipeline.totals import BatchTotals
 from ..stats.measured import median
 from .report import Meta
 from .runs import Mode, Run, attributes
@@ -41,7 +41,7 @@ class BatchTaskRun:
     position: int  # where it ran among the task's four runs of this repetition (0: first)
     backend: str
     wall_ms: float  # the first target planned → the last answer in
-    in_flight: int  # the most targets streaming at once, by the bench's count (BatchRun.running)
+    in_flight: int  # the most targets streaming at once, by the bench's count (Runner.running)
     totals: BatchTotals
     targets: tuple[Run, ...]  # each target's, in the file's order
     definitions: tuple[str, ...]  # their names, in the same order

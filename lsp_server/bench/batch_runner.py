@@ -1,5 +1,5 @@
 """A bench of batch tasks: each task's definitions refactored as one batch, through the same
-`batch.BatchRun` the server and `refactor --each definition` use, with and without the prediction,
+`runner.Runner` the server and `refactor --each definition` use, with and without the prediction,
 one at a time and N at once (`--jobs`, default `refactor.concurrency`).
 
 The backends are checked as the bench checks them (`plan.make_plan`: a vLLM or llama.cpp server
@@ -20,9 +20,10 @@ from typing import TextIO
 
 from ..config.schema import Config
 from ..formats.edits import apply_replacements
-from ..pipeline.batch import MAX_CONCURRENCY, BatchRun, TargetOutcome, batch_items
-from ..pipeline.batch_stats import batch_totals
 from ..pipeline.engine import Engine
+from ..pipeline.request import Source, definition_items
+from ..pipeline.runner import MAX_CONCURRENCY, Runner, TargetOutcome
+from ..pipeline.totals import batch_totals
 from ..scope import ScopeCache
 from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
@@ -120,14 +121,14 @@ async def run_batch_task(
     position: int,
     progress: ProgressDisplay | None = None,
 ) -> BatchTaskRun:
-    """Every target of `task` through one BatchRun, in one mode, at most `at_once` in flight."""
+    """Every target of `task` through one Runner, in one mode, at most `at_once` in flight."""
     mode, at_once = cell
     backend = plan.bench.baseline if mode == "baseline" else plan.bench.backend
     prediction, _ = MODE_REQUESTS[mode]
     setting = "bench --max-tokens" if plan.bench.max_tokens else "refactor.max_tokens"
     request = task.request(backend.name, prediction, uuid.uuid4().hex, setting)
-    items = batch_items(task.file, task.targets, request, plan.bench.config, ScopeCache())
-    # By target: BatchRun makes its own items (each request saying how many run beside it).
+    items = definition_items(Source(task.file, request, plan.bench.config, ScopeCache()), task.targets)
+    # By target: the Runner makes its own items (each request saying how many run beside it).
     expected = dict(zip(task.targets, task.expected_regions, strict=True))
     runs: dict[Target, Run] = {}
     peak = 0
@@ -143,7 +144,7 @@ async def run_batch_task(
         if progress is not None:
             progress.done(run)
 
-    batch = BatchRun(engine, items, at_once, on_change=changed, on_done=done)
+    batch = Runner(engine, items, at_once, on_change=changed, on_done=done)
     outcomes = await batch.run()
     targets = tuple(runs[outcome.item.target] for outcome in outcomes)
     check_prediction_ran(plan.bench, targets)

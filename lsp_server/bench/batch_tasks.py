@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..pipeline.batch import MAX_TARGETS
 from ..pipeline.plan import RefactorRequest
+from ..pipeline.runner import MAX_TARGETS
 from ..scope import ScopeCache
 from ..scope.file_language import language_of
 from ..scope.targets import Target, top_level_definitions
@@ -41,7 +41,7 @@ class BatchTask:
     def request(
         self, backend: str, prediction: bool | None, cache_salt: str, max_tokens_setting: str
     ) -> RefactorRequest:
-        """The request each target's refactor starts from (batch.batch_items puts the cursor on it): the
+        """The request each target's refactor starts from (request.definition_items puts the cursor on it): the
         whole file, the instruction, the region format (as the bench's pairs), one prompt-cache salt
         for the batch's targets, which share the file as a real batch does."""
         return RefactorRequest(

@@ -3,15 +3,55 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import difflib
+from typing import Any, NoReturn
 
 from .. import __version__
 
 
-def _logging_options(defaults: bool) -> argparse.ArgumentParser:
+class UsageError(Exception):
+    """Bad usage found by the parser: the parser that found it (a subcommand's, whose usage is shown)
+    and the problem; main.py says it and exits 2 (under --json, with the one JSON object too)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, raising UsageError rather than exiting, so that every usage error is said the
+    same way, by the subcommand it belongs to."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown one is told by the subcommand it was given to, with the closest of its
+    options (`--jsn`: did you mean --json?). Raises UsageError."""
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if not extras:
+        return args
+    owner = _subcommand(parser, args.command) or parser
+    known = [option for action in owner._actions for option in action.option_strings]
+    close = difflib.get_close_matches(extras[0].split("=", 1)[0], known, n=1, cutoff=0.7)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise UsageError(owner, f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return None
+
+
+def _logging_options(defaults: bool) -> Parser:
     """-v and --log-file, accepted before or after the subcommand. A subcommand's copies default to
     "not given" (SUPPRESS), so flags given before the subcommand are not overwritten by defaults."""
-    options = argparse.ArgumentParser(add_help=False)
+    options = Parser(add_help=False)
     unset: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
     options.add_argument(
         "--log-file", help="also write the log to this file (user-only permissions)", **({"default": None} | unset)
@@ -22,8 +62,30 @@ def _logging_options(defaults: bool) -> argparse.ArgumentParser:
     return options
 
 
+# `--json`'s object, the same keys for `refactor`, `refactor --each` and `apply` (docs/cli.md, "--json").
+JSON_HELP = (
+    'print one JSON object, the same keys for every outcome and kind (a usage error too): {"kind", "outcome", '
+    '"reason", "new_text", "answer" (a refused answer), "answer_file" (where it was kept), "repaired", "error" '
+    '(what the check found), "stats", "targets" (each definition\'s record), "totals"} (docs/cli.md)'
+)
+
+
+def _request_options(parser: argparse.ArgumentParser, written: str) -> None:
+    """The options every kind of request takes (`refactor`, `refactor --each`, `apply`)."""
+    parser.add_argument("--backend", help="a backend name from the config (default: default_backend)")
+    parser.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
+    parser.add_argument(
+        "--edit-format",
+        choices=("auto", "region", "hunks"),
+        help=f"region: the model writes {written}; hunks: SEARCH/REPLACE blocks; auto (default: the config's)",
+    )
+    parser.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
+    parser.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="refactor-lsp",
         description="Language server for fast, safe refactors with predicted outputs. "
         "With no subcommand it serves LSP on stdin/stdout.",
@@ -34,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     common = [_logging_options(defaults=False)]
 
-    sub.add_parser("serve", help="run the language server on stdio (the default)", parents=common)
+    serve = sub.add_parser("serve", help="run the language server on stdio (the default)", parents=common)
+    serve.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
 
     refactor = sub.add_parser(
         "refactor", help="rewrite part of a file and print the diff and the speed", parents=common
@@ -60,23 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     refactor.add_argument(
         "--at", type=int, help="a cursor line (1-based): rewrite the enclosing definition (not with --lines)"
     )
-    refactor.add_argument("--backend", help="a backend name from the config (default: default_backend)")
-    refactor.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
-    refactor.add_argument(
-        "--edit-format",
-        choices=("auto", "region", "hunks"),
-        help="region: the model re-emits the region; hunks: SEARCH/REPLACE blocks; auto (default: the config's)",
-    )
-    refactor.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    refactor.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
-    refactor.add_argument(
-        "--json",
-        action="store_true",
-        help='print one JSON object: {"outcome": "edit" | "applied" | "unchanged", "new_text", "stats"}, or on a '
-        'failure {"outcome": "refused" | "error", "reason", "answer" (what the model wrote, when it came), '
-        '"answer_file" (where it was kept), "stats"}; with --each {"targets": [{"file", "definition", "kind", '
-        '"lines", "outcome", "reason", "stats", "answer", "answer_file"}, ...], "totals": {...}}',
-    )
+    _request_options(refactor, "the region")
 
     apply = sub.add_parser(
         "apply",
@@ -85,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=common,
         description="Merge SNIPPET into FILE: the definitions it names are found in FILE and merged, each with its "
         "current text as the prediction; `# ... existing code ...` and the like keep the original there. Exit "
-        "codes: 0 merged (or nothing to change), 1 failed, 2 usage, 3 the model's merge was refused, 4 the snippet "
-        "could not be placed (point at the place with --lines), 5 FILE changed meanwhile (docs/cli.md).",
+        "codes, as for refactor: 0 merged (or nothing to change), 1 failed, 2 usage, 3 the model's merge was refused, "
+        "4 the snippet could not be placed (point at the place with --lines), 5 FILE changed meanwhile (docs/cli.md).",
     )
     apply.add_argument("path", metavar="FILE")
     apply.add_argument("snippet", metavar="SNIPPET", help="a file holding the snippet, or - to read it from stdin")
@@ -95,23 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the snippet goes when it names no definition of FILE (or one FILE has twice): START:END "
         "(1-based, inclusive) replaces those lines, N is a cursor on line N (its definition)",
     )
-    apply.add_argument("--backend", help="a backend name from the config (default: default_backend)")
-    apply.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
-    apply.add_argument(
-        "--edit-format",
-        choices=("auto", "region", "hunks"),
-        help="region: the model writes the merged definition; hunks: SEARCH/REPLACE blocks; auto (default: the "
-        "config's)",
-    )
-    apply.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    apply.add_argument("--write", action="store_true", help="rewrite FILE instead of printing a diff")
-    apply.add_argument(
-        "--json",
-        action="store_true",
-        help='print one JSON object, as refactor --json: {"outcome": "edit" | "applied" | "unchanged", "new_text", '
-        '"stats", "targets"}, or on a failure {"outcome": "refused" | "error" | "not placed" | "stale", "reason", '
-        '"answer", "answer_file", "stats"}',
-    )
+    _request_options(apply, "the merged definition")
 
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
     check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")

@@ -35,16 +35,14 @@ def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
 
 
-def may_write(paths: list[Path]) -> bool:
-    """Whether `--write` may write each of `paths`, asked before the model runs, not after; when not,
-    the reason is said on stderr."""
+def write_refusal(paths: list[Path]) -> str | None:
+    """Why `--write` may not write one of `paths`, asked before the model runs, not after; None: it may."""
     try:
         for path in paths:
             writable_target(path)
     except WriteRefused as exc:
-        error(str(exc))
-        return False
-    return True
+        return str(exc)
+    return None
 
 
 def stdout_closed() -> int:
@@ -112,6 +110,24 @@ def read_source(path: Path, max_chars: int) -> str:
             f"{path} has {len(text):,} characters, more than refactor.max_file_chars ({max_chars:,}); "
             "nothing was sent — raise refactor.max_file_chars in your config to refactor it"
         )
+    return text
+
+
+def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
+    """Standard input as UTF-8 text of at most `max_chars` characters, bounded before it is decoded: input
+    past the bound is "over the limit" whatever it holds (a bound that cut a character in two says
+    nothing about the encoding), and only input within it is judged as UTF-8. Raises ValueError."""
+    # UTF-8 takes at most 4 bytes a character: past that, the input is too large whatever it holds.
+    data = sys.stdin.buffer.read(4 * max_chars + 1)
+    over = f"{what} is over {max_chars:,} characters ({setting})"
+    if len(data) > 4 * max_chars:
+        raise ValueError(over)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} is not UTF-8 text (byte {exc.start})") from None
+    if len(text) > max_chars:
+        raise ValueError(over)
     return text
 
 

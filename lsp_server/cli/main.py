@@ -1,136 +1,20 @@
-"""Command line: the language server (default), `refactor`, `apply` (apply.py) and `check`; `bench` is bench.py's.
+"""Command line: the language server (default), `check`; `refactor`, `refactor --each` and `apply` are
+refactor.py's one command, `bench` is bench.py's.
 
-Every subcommand drives the same pipeline as the server (lsp_server.pipeline.plan).
+Every subcommand drives the same pipeline as the server (lsp_server.pipeline).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
-import json
 import sys
 from pathlib import Path
 
-from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
-from ..files.safe_write import WriteRefused, write_file
-from ..text import count_of, listed
-from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff, read_source, stdout_closed
-
-
-async def _refactor(args: argparse.Namespace) -> int:
-    from ..files.state import keep_refused_answer
-    from ..pipeline.engine import Engine
-    from ..pipeline.plan import RefactorError, RefactorRequest
-    from ..scope import line_span, split_lines
-    from ..stats.history import History
-    from ..stats.words import summary
-
-    path = Path(args.path)
-    scope: ScopeMode | None
-    if args.at is not None and args.lines:
-        error(
-            "--at and --lines do not go together: --lines START:END rewrites those lines, --at LINE the definition "
-            "around that line"
-        )
-        return Exit.USAGE
-    try:
-        loaded = load_cli_config(args.config, path)
-        loaded.config.backend(args.backend)  # an unknown name is a usage error, before the file is read
-        text = read_source(path, loaded.config.refactor.max_file_chars)
-        if args.lines:
-            start, end = parse_lines(args.lines, text)
-            scope = "selection"
-        elif args.at is not None:
-            count = len(split_lines(text))
-            if not 1 <= args.at <= max(count, 1):
-                raise ValueError(f"--at {args.at} is outside the file's {count_of(count, 'line')}")
-            start, _ = line_span(text, args.at - 1, args.at - 1)
-            end, scope = start, "auto"
-        else:
-            start = end = 0
-            scope = None
-    except (ValueError, ConfigError) as exc:
-        error(str(exc))
-        return Exit.USAGE
-    if args.write and not may_write([path]):
-        return Exit.FAILED
-    config = loaded.config
-    if scope is None and config.refactor.scope == "auto":
-        scope = "file"  # no selection and no cursor: the whole file
-    request = RefactorRequest(
-        path=str(path),
-        text=text,
-        start=start,
-        end=end,
-        instruction=args.instruction,
-        backend=args.backend,
-        prediction=False if args.no_prediction else None,
-        scope=scope,
-        edit_format=args.edit_format,
-    )
-    # The same history as the server's: read once, `auto` (edit format, prediction) learns from it, and
-    # this refactor is added to it. A one-off command does not try the other format (formats/choice.py).
-    history = History()
-    engine = Engine.from_history(history.read(), try_formats=False)
-    target = str(path.resolve())
-    try:
-        plan = engine.plan(request, config)
-        if plan.region.oversized_note():  # said before the wait, whatever the output: --json too
-            outside = args.at is not None and plan.region.kind == "file"
-            where = f" (--at {args.at} is outside every definition)" if outside else ""
-            error(f"rewriting {plan.region.describe()}{where}; --lines START:END rewrites less")
-        result = await engine.run(plan)
-    except RefactorError as exc:
-        kept = keep_refused_answer(exc.output) if exc.output is not None else None
-        error(str(exc) + (f" (the model's answer: {kept})" if kept else ""))
-        if exc.stats is not None:
-            history.append(exc.stats.with_outcome(target, applied=False))
-            print(summary(exc.stats), file=sys.stderr)
-        if args.json:
-            outcome = {
-                "outcome": "refused" if exc.output is not None else "error",  # refused: an answer came, unusable
-                "reason": str(exc),
-                "answer": exc.output,
-                "answer_file": str(kept) if kept else None,
-                "repaired": exc.stats.repaired if exc.stats is not None else None,  # False: asked, still broken
-                # What the check before the edit found in the answer it refused: its line and words.
-                "error": dataclasses.asdict(exc.problem) if exc.problem is not None else None,
-                "stats": exc.stats.to_dict() if exc.stats is not None else None,
-            }
-            print(json.dumps(outcome, ensure_ascii=False))
-        return Exit.FAILED
-    finally:
-        await engine.close()
-    new_text = result.new_text
-    if args.write and result.edits:
-        try:
-            if read_source(path, config.refactor.max_file_chars) != text:
-                error(f"{path} changed while the refactor ran; nothing was written — run it again")
-                history.append(result.stats.with_outcome(target, applied=False))
-                return Exit.FAILED
-            write_file(path, new_text.encode("utf-8"))
-        except (ValueError, WriteRefused) as exc:
-            error(str(exc))
-            history.append(result.stats.with_outcome(target, applied=False))
-            return Exit.FAILED
-        print(f"wrote {path}", file=sys.stderr)
-    # Shown as a diff, the edit is the user's to apply: not known (None), as an editor that never confirms.
-    applied = (True if args.write else None) if result.edits else False
-    stats = result.stats.with_outcome(target, applied=applied)
-    history.append(stats)
-    if args.json:
-        done = ("applied" if args.write else "edit") if result.edits else "unchanged"
-        outcome = {"outcome": done, "new_text": new_text, "repaired": stats.repaired, "stats": stats.to_dict()}
-        print(json.dumps(outcome, ensure_ascii=False))
-    elif not args.write:
-        print_diff(path, text, new_text)
-    if not result.edits:
-        print("no changes: the model's answer equals the region", file=sys.stderr)
-    print(summary(stats), file=sys.stderr)
-    if stats.notes:  # what the line cannot say: a retry, a fallback, a prompt fitted to the window
-        print("notes: " + "; ".join(stats.notes), file=sys.stderr)
-    return Exit.OK
+from ..config.schema import BackendConfig, Config, ConfigError
+from ..text import listed
+from .args import UsageError
+from .io import Exit, error, load_cli_config, read_stdin_text, stdout_closed
 
 
 async def _check(args: argparse.Namespace) -> int:
@@ -144,9 +28,10 @@ async def _check(args: argparse.Namespace) -> int:
         if settings == "-":  # from setup(), with its headers: never on a command line
             from ..config.layers import MAX_CONFIG_BYTES
 
-            settings = sys.stdin.read(MAX_CONFIG_BYTES + 1)
-            if len(settings) > MAX_CONFIG_BYTES:
-                raise ConfigError("--settings -", "refactorLsp", f"is over {MAX_CONFIG_BYTES:,} characters")
+            try:
+                settings = read_stdin_text(MAX_CONFIG_BYTES, "the settings on stdin", "--settings -")
+            except ValueError as exc:
+                raise ConfigError("--settings -", "refactorLsp", str(exc)) from None
         loaded = load_cli_config(args.config, Path(args.workspace) if args.workspace else Path.cwd(), settings)
         backend = loaded.config.backend(args.backend)
         api_key(backend)
@@ -237,28 +122,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .args import build_parser
+    from .args import UsageError, parse
 
-    args = build_parser().parse_args(argv)
+    try:
+        args = parse(argv)
+    except UsageError as exc:
+        return _usage_error(exc, sys.argv[1:] if argv is None else argv)
     try:
         if args.command in (None, "serve"):
             return _serve(args)
         from ..logs import configure_cli_logging
 
         configure_cli_logging(args.verbose, args.log_file)
-        if args.command == "refactor" and not args.instruction.strip():
-            error('-i/--instruction is empty: say what to do in words, e.g. -i "add type hints"')
-            return Exit.USAGE
-        if args.command == "refactor" and (args.each or args.more_paths):
-            from .batch import refactor_each
+        if args.command in ("refactor", "apply"):
+            from .refactor import run_request
 
-            return asyncio.run(refactor_each(args))
-        if args.command == "refactor":
-            return asyncio.run(_refactor(args))
-        if args.command == "apply":
-            from .apply import apply_snippet
-
-            return asyncio.run(apply_snippet(args))
+            return asyncio.run(run_request(args))
         if args.command == "check":
             return asyncio.run(_check(args))
         if args.command == "bench":
@@ -269,6 +148,22 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return stdout_closed()
+    return Exit.USAGE
+
+
+def _usage_error(exc: UsageError, argv: list[str]) -> int:
+    """argparse's usage and error lines, from the subcommand the problem belongs to; under `refactor
+    --json` or `apply --json`, the one JSON object every outcome of theirs prints."""
+    exc.parser.print_usage(sys.stderr)
+    print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+    command = next((a for a in argv if a in ("refactor", "apply", "check", "bench", "serve")), None)
+    if command in ("refactor", "apply") and "--json" in argv:
+        import json
+
+        from ..pipeline.outcome import refused_json
+
+        kind = "apply" if command == "apply" else "each" if "--each" in argv else "refactor"
+        print(json.dumps(refused_json(kind, "usage", str(exc)), ensure_ascii=False))
     return Exit.USAGE
 
 

@@ -13,8 +13,9 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -122,14 +123,49 @@ def write_state_file(name: str, data: bytes, folder: Path | None = None) -> Path
     return folder / name
 
 
-def keep_refused_answer(answer: str, number: int | None = None) -> Path | None:
-    """Keep the answer a refusal held back, so the user can judge it: one file only they can read,
-    replaced each time, in the state folder (never next to the document). A batch numbers its refused
-    answers (`refused-answer-2.txt`), each replaced by the next batch's of that number. None if it
-    cannot be kept."""
-    name = REFUSED_ANSWER if number is None else REFUSED_ANSWER.replace(".txt", f"-{number}.txt")
+def keep_refused_answers(answers: Sequence[str | None], numbered: bool) -> list[Path | None]:
+    """Keep the answers refusals held back, so the user can judge them: files only they can read, in
+    the state folder (never next to the document), one per answer given (None: none to keep). A
+    request of one target keeps its answer as `refused-answer.txt`; one of several (`numbered`) as
+    `refused-answer-N.txt`, N counting its refused answers, and the numbered files it does not
+    write, a request before it left, are removed: what is there is this request's. A file that
+    cannot be written is None in its place (the log says why)."""
+    kept: list[Path | None] = []
+    count = 0
+    for answer in answers:
+        if answer is None:
+            kept.append(None)
+            continue
+        count += 1
+        name = REFUSED_ANSWER if not numbered else _numbered(count)
+        try:
+            kept.append(write_state_file(name, answer.encode("utf-8", "replace")))
+        except OSError as exc:
+            log.warning("cannot keep the refused answer: %s", exc)
+            kept.append(None)
+    if numbered:
+        _remove_numbered_after(count)
+    return kept
+
+
+def _numbered(number: int) -> str:
+    return REFUSED_ANSWER.replace(".txt", f"-{number}.txt")
+
+
+_NUMBERED = re.compile(r"refused-answer-(\d+)\.txt")
+
+
+def _remove_numbered_after(count: int) -> None:
+    """Remove the numbered refused answers past `count`, the ones an earlier request left."""
     try:
-        return write_state_file(name, answer.encode("utf-8", "replace"))
-    except OSError as exc:
-        log.warning("cannot keep the refused answer: %s", exc)
-        return None
+        folder_fd = open_folder(state_dir(), create=False)
+    except OSError:
+        return  # no state folder yet: nothing to remove
+    try:
+        for name in os.listdir(folder_fd):
+            found = _NUMBERED.fullmatch(name)
+            if found and int(found.group(1)) > count:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder_fd)  # removes a planted link itself, never what it points at
+    finally:
+        os.close(folder_fd)

@@ -213,6 +213,15 @@ def refitted(
     return refit
 
 
+async def region_retry_on(
+    plan: Plan, answered: Attempt, problem: str, memory: BackendMemory, prediction_refused: bool
+) -> Attempt:
+    """The region retry after a hunks answer `auto` chose did not apply (`problem`): the region format,
+    on the backend that answered, fitted to its window. Raises WindowTooSmall."""
+    region = FormatChoice("region", f"retry after: {problem}", automatic=False)
+    return await attempt_on(plan, "region retry", answered.index, region, memory, problem, prediction_refused)
+
+
 async def repair_on(
     plan: Plan, answered: Attempt, answer: str, problem: Problem, memory: BackendMemory, prediction_refused: bool
 ) -> Attempt:

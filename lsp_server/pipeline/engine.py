@@ -22,7 +22,7 @@ from ..backend.memory import BackendMemory
 from ..backend.served import small_model_served, with_small_model_advice
 from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
-from ..formats.choice import FormatChoice, FormatHistory
+from ..formats.choice import FormatHistory
 from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
 from ..formats.hygiene import UnusableOutput
@@ -32,7 +32,17 @@ from ..scope import ScopeCache
 from ..stats.history import HistoryRecord
 from ..stats.measured import RefactorStats
 from .answer import answer_stats, new_region
-from .attempt import Attempt, AttemptKind, Tries, attempt_on, cut_off_message, decide_format, refitted, repair_on
+from .attempt import (
+    Attempt,
+    AttemptKind,
+    Tries,
+    attempt_on,
+    cut_off_message,
+    decide_format,
+    refitted,
+    region_retry_on,
+    repair_on,
+)
 from .context_fit import WindowTooSmall, chars_per_token_seen, region_retry_refused
 from .plan import Plan, Progress, ProgressCallback, RefactorError, RefactorRequest, RefactorResult, plan_refactor
 from .prediction_guard import PredictionGuard
@@ -254,13 +264,12 @@ class Engine:
         log.debug("the model's hunks answer for %s did not apply (%s):\n%s", plan.request.path, exc, completion.text)
         if not attempt.edit_format.retry_in_region:
             raise RefactorError(str(exc), stats, completion.text) from None
-        region = FormatChoice("region", f"retry after: {exc.problem}", automatic=False)
         memory, refused = self.backend_memory, self._refused(attempt.backend)
         try:
-            retry = await attempt_on(plan, "region retry", attempt.index, region, memory, exc.problem, refused)
+            retry = await region_retry_on(plan, attempt, exc.problem, memory, refused)
         except WindowTooSmall as too_small:
             raise RefactorError(region_retry_refused(exc.problem, too_small), stats, completion.text) from None
-        tries.choice, tries.retried_from, tries.first_attempt_ms = region, "hunks", stats.latency_ms
+        tries.choice, tries.retried_from, tries.first_attempt_ms = retry.edit_format, "hunks", stats.latency_ms
         tries.retry_note = f"the hunks answer did not apply ({exc.problem}); retried in the region format"
         return retry
 

@@ -17,6 +17,7 @@ from ..config.schema import (
     APPLY_ID,
     FIX_DIAGNOSTICS_ID,
     INSTRUCTION_COMMENT_ID,
+    MIN_AUTO_MAX_TOKENS,
     BackendConfig,
     Config,
     ConfigError,
@@ -211,7 +212,7 @@ def default_max_tokens(predicted_chars: int, settings: RefactorSettings, edit_fo
     answer that rewrites most of the region writes it twice (SEARCH, REPLACE), so it gets three times."""
     if settings.max_tokens:
         return settings.max_tokens
-    return max(256, math.ceil(predicted_chars / 3.0 * (3 if edit_format == "hunks" else 2)) + 128)
+    return max(MIN_AUTO_MAX_TOKENS, math.ceil(predicted_chars / 3.0 * (3 if edit_format == "hunks" else 2)) + 128)
 
 
 def action_title(action: str, instruction: str, config: Config) -> str:

@@ -6,7 +6,7 @@
 - `startup`: getting to `initialize` fast (the attrs code cache);
 - `settings`: the config layers as the server sees them, per workspace folder;
 - `actions`: what the code action menu offers (listing never calls a model);
-- `job`, `batch_job`: one refactor request, one batch request, from the arguments to the report;
+- `job`: one request of any kind (a refactor, each definition, a snippet), from the arguments to the report;
 - `progress`: a refactor's progress in the editor;
 - `apply`: a refactor's edits applied as versioned edits, rebased onto the user's typing;
 - `wire`: everything that crosses between the server and an editor plugin, typed.

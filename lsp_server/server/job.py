@@ -1,10 +1,17 @@
-"""One `refactorLsp.refactor` request, from the editor's arguments to the applied edit and its report.
+"""One request of the editor's (`refactorLsp.refactor`, `.refactorEach`, `.applySnippet`), from its
+arguments to the applied edit and its report.
 
-A `RefactorJob` owns what is this refactor's alone: the document's snapshot (text and version) taken
-when the request came, its progress in the editor, its cancel reason and its task. It plans once
-(engine.plan), runs with progress (engine.run), applies a versioned edit (apply), and reports once:
-a message, the `refactorLsp/stats` notification and the history. What it needs of the server is the
-small `JobHost` protocol below, so the server holds jobs, not their pieces.
+A `RequestJob` owns what is this request's alone: the document's snapshot (text and version) taken
+when the request came, its progress in the editor, its cancel reason and its task. Every kind goes
+the same way: its targets (pipeline/request.py), one run through the runner with progress, the
+targets settled (pipeline/outcome.py), the settled edits applied as ONE versioned workspace edit
+(apply.py: one undo, each region rebased over the user's typing), and one report: a message, the
+`refactorLsp/stats` notification, the history and the reply. What it needs of the server is the small
+`JobHost` protocol below, so the server holds jobs, not their pieces.
+
+Cancel (`refactorLsp.cancel`, the progress's Cancel button, closing the document, shutting down)
+stops every refactor in flight and applies nothing. Once the edit is on its way to the editor a
+cancel comes too late, and the reply says what the editor did with it.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
@@ -20,20 +28,31 @@ from pygls.uris import to_fs_path
 
 from ..text import PositionEncoding, PositionMapper
 from .actions import TITLE_PREFIX
-from .progress import CLIENT_REPLY_TIMEOUT_S, ProgressClient, ProgressReporter
-from .wire import STATS_NOTIFICATION, RefactorArguments, RefactorReply, RefactorStatus, stats_payload
+from .progress import CLIENT_REPLY_TIMEOUT_S, BatchProgress, ProgressClient, ProgressReporter
+from .wire import STATS_NOTIFICATION, BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
     from ..config.schema import Config
     from ..pipeline.engine import Engine
-    from ..pipeline.plan import Plan, RefactorRequest
+    from ..pipeline.outcome import Ended, Settled
+    from ..pipeline.request import Request, RequestKind, Source
+    from ..pipeline.runner import Runner, TargetOutcome
     from ..scope import ScopeCache
     from ..stats.history import History
-    from ..stats.measured import RefactorStats
+    from .apply import PartsOutcome
 
 log = logging.getLogger(__name__)
 
 CANCELLED = "the refactor was cancelled"
+# What a cancel says, by the request's kind, when no other reason was given.
+CANCELLED_KIND = {"refactor": CANCELLED, "each": "the batch was cancelled", "apply": "the apply was cancelled"}
+TYPED_INSIDE = "you typed inside it while the batch ran; left as it is"
+UNCHANGED = {
+    "refactor": "no changes: the model's answer equals the current text",
+    "each": "no changes: the model's answer equals the current text",
+    "apply": "no changes: the document already holds the snippet's code",
+}
+APPLY_LABEL = "Apply with prediction"
 
 
 class JobHost(ProgressClient, Protocol):
@@ -65,8 +84,10 @@ class JobHost(ProgressClient, Protocol):
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]: ...
 
 
-class RefactorJob:
-    """One refactor of one open document; `start()` runs it, `cancel()` stops it calmly."""
+class RequestJob:
+    """One request on one open document; `start()` runs it, `cancel()` stops it calmly. `kind` says
+    what its targets are: a cursor's region (`refactor`), each definition of the selection or the file
+    (`each`, with `each` saying which), or the parts of `snippet` (`apply`)."""
 
     def __init__(
         self,
@@ -76,6 +97,9 @@ class RefactorJob:
         version: int | None,
         language_id: str | None,
         scope_cache: ScopeCache | None = None,
+        kind: RequestKind = "refactor",
+        each: BatchTargets | None = None,
+        snippet: str | None = None,
     ) -> None:
         self.host = host
         self.args = args
@@ -84,6 +108,9 @@ class RefactorJob:
         self.version = version
         self.language_id = language_id
         self.scope_cache = scope_cache  # the document's: the code action just scanned this text
+        self.kind = kind
+        self.each = each
+        self.snippet = snippet
         self.cancel_reason = ""
         self.settings_read = asyncio.Event()  # the editor answered workspace/configuration (or never will)
         self.task: asyncio.Task[RefactorReply] | None = None
@@ -100,7 +127,8 @@ class RefactorJob:
             self.task.cancel()
 
     def cancel_message(self) -> str:
-        return f"{self.cancel_reason or CANCELLED}; nothing was applied"
+        reason = self.cancel_reason if self.cancel_reason not in ("", CANCELLED) else CANCELLED_KIND[self.kind]
+        return f"{reason}; nothing was applied" + ("" if self.kind == "refactor" else ", the document is as it was")
 
     def cancelled(self) -> str:
         message = self.cancel_message()
@@ -109,19 +137,20 @@ class RefactorJob:
 
     # -- the flow ----------------------------------------------------------------------------------
     async def _run(self) -> RefactorReply:
-        """One refactor; a cancellation at any point ends in a calm "cancelled" outcome."""
+        """One request; a cancellation at any point ends in a calm "cancelled" outcome."""
         try:
             await self.host.refresh_settings(self.uri)
             self.settings_read.set()
             if self.cancel_reason:  # a cancel that came while we waited, in case it was swallowed
                 raise asyncio.CancelledError
-            return await self._refactor()
+            return await self._request()
         except asyncio.CancelledError:
             return RefactorReply(RefactorStatus.CANCELLED, self.cancelled())
 
-    def _request(self) -> RefactorRequest:
+    def _source(self, config: Config) -> Source:
         """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
         from ..pipeline.plan import RefactorRequest
+        from ..pipeline.request import Source
 
         args = self.args
         start = end = 0
@@ -130,11 +159,12 @@ class RefactorJob:
             mapper = PositionMapper(self.text, self.host.encoding, index)
             start = mapper.offset(args.range.start.line, args.range.start.character)
             end = mapper.offset(args.range.end.line, args.range.end.character)
-        return RefactorRequest(
+        start, end = min(start, end), max(start, end)
+        request = RefactorRequest(
             path=to_fs_path(self.uri) or self.uri,
             text=self.text,
-            start=min(start, end),
-            end=max(start, end),
+            start=start,
+            end=end,
             instruction=args.instruction,
             action_id=args.action_id,
             backend=args.backend,
@@ -142,50 +172,71 @@ class RefactorJob:
             diagnostics=args.diagnostics,
             language_id=self.language_id,
             edit_format=args.edit_format,
+            snippet=self.snippet,
         )
+        selection = (start, end) if args.range is not None and self.each != "file" else None
+        return Source(self.uri, request, config, self.scope_cache, selection)
 
-    async def _refactor(self) -> RefactorReply:
-        from ..pipeline.plan import RefactorError
+    async def _targets(self, source: Source) -> Request:
+        """The request's targets (pipeline/request.py's KINDS). Those found line by line (definitions, a
+        snippet's parts) are found in a worker thread, so a long file does not hold the editor up, and on
+        a scope cache of their own: the document's is read by code actions on the event loop meanwhile.
+        Raises NoTargets."""
+        from ..pipeline.request import KINDS
+        from ..scope import ScopeCache
+
+        kind = KINDS[self.kind]
+        if not kind.in_thread:
+            return kind.find(self.host.engine, [source])
+        return await asyncio.to_thread(kind.find, self.host.engine, [replace(source, cache=ScopeCache())])
+
+    async def _request(self) -> RefactorReply:
+        from ..pipeline.outcome import end_request, settle
+        from ..pipeline.request import NoTargets
+        from ..pipeline.runner import Runner
 
         host = self.host
         config = host.config_for(self.uri)
         try:
-            plan = host.engine.plan(self._request(), config, self.scope_cache)
-        except RefactorError as exc:
-            return self._failed(str(exc), None)
-        backend = plan.requested
-        title, on = f"{TITLE_PREFIX}{plan.title}", f"{backend.name} ({backend.model})"
-        progress = ProgressReporter(host, self.uri, title, on, on_cancel=self.cancel)
+            request = await self._targets(self._source(config))
+        except NoTargets as exc:
+            return self._failed(str(exc))
+        run = Runner(host.engine, request.items, config.refactor.concurrency)
+        progress = self._progress(request, run, config)
+        applied: PartsOutcome | None = None
         async with self.progress_shown(progress):
-            return await self._run_plan(plan, config, progress)
+            settled = settle(request, await run.run())
+            outcomes = settled.outcomes
+            if settled.edited():
+                if config.refactor.preview:
+                    progress.finishing()  # the editor may now wait for the user to confirm the preview
+                applied = await self._apply(request, settled, config.refactor.preview)
+                outcomes = _marked(settled, applied)
+        note = applied.outcome.message if applied is not None else None
+        ended = end_request(
+            request, settled, outcomes, run.wall_ms, run.concurrency, host.history, lambda _: self.uri, note
+        )
+        return self._report(ended, applied)
 
-    async def _run_plan(self, plan: Plan, config: Config, progress: ProgressReporter) -> RefactorReply:
-        from ..pipeline.plan import RefactorError
-        from .apply import apply_result
+    def _progress(self, request: Request, run: Runner, config: Config) -> ProgressReporter:
+        """One refactor's progress (its characters and rate), or several targets' (`k of N done`)."""
+        from ..config.schema import ConfigError
 
-        host = self.host
+        name = self.args.backend or config.default_backend
+        title = TITLE_PREFIX + request.title
+        if not request.one:
+            batch = BatchProgress(self.host, self.uri, title, name, self.cancel, run)
+            run.on_change = batch.show
+            return batch
+        plan = request.items[0].plan
         try:
-            result = await host.engine.run(plan, progress.report)
-            if not result.edits:
-                stats = result.stats.with_outcome(self.uri, applied=False)
-                self._report(stats, "no changes: the model's answer equals the current text")
-                return RefactorReply(RefactorStatus.UNCHANGED, stats=stats_payload(stats))
-            if config.refactor.preview:
-                progress.finishing()  # the editor may now wait for the user to confirm the preview
-            outcome = await apply_result(
-                host, self.uri, self.version, result, config.refactor.preview, self.scope_cache
-            )
-            stats = result.stats.with_outcome(self.uri, applied=outcome.applied)
-            self._report(stats, outcome.message, outcome.message_type)
-            return RefactorReply(RefactorStatus(outcome.status), outcome.message, stats_payload(stats))
-        except RefactorError as exc:
-            from ..files.state import keep_refused_answer
-
-            message = str(exc)
-            kept = keep_refused_answer(exc.output) if exc.output is not None else None
-            if kept is not None:
-                message += f" (the model's answer: {kept})"
-            return self._failed(message, exc.stats)
+            backend = plan.requested if plan is not None else config.backend(self.args.backend)
+            on = f"{backend.name} ({backend.model})"
+        except ConfigError:
+            on = name  # the target's plan says what is wrong with it
+        single = ProgressReporter(self.host, self.uri, title, on, on_cancel=self.cancel)
+        run.on_change = lambda: single.report(run.live[0]) if 0 in run.live else None
+        return single
 
     @contextlib.asynccontextmanager
     async def progress_shown(self, progress: ProgressReporter) -> AsyncIterator[None]:
@@ -208,28 +259,102 @@ class RefactorJob:
             finally:
                 progress.end()
 
-    # -- reporting: one message, the stats notification, the history ------------------------------
-    def _failed(self, message: str, stats: RefactorStats | None) -> RefactorReply:
+    async def _apply(self, request: Request, settled: Settled, preview: bool) -> PartsOutcome:
+        """The settled edits as one workspace edit (a request applied whole: all of them or none,
+        apply.apply_parts). Once it is on its way a cancel comes too late: what the editor did with it
+        is what the user has, so that is what is reported."""
+        from .apply import LABEL, EditPart, apply_parts
+
+        parts = []
+        for index in settled.edited():
+            outcome = settled.outcomes[index]
+            assert outcome.result is not None  # an "edit" outcome has its result
+            label = LABEL if request.one else outcome.item.target.describe()
+            parts.append(EditPart(outcome.item.region, outcome.result.edits, label))
+        if request.kind == "apply":
+            label = APPLY_LABEL
+        else:
+            label = LABEL if request.one else f"{LABEL}: {request.action}, each definition"
+        sending = asyncio.ensure_future(
+            apply_parts(
+                self.host, self.uri, self.version, self.text, parts, preview, self.scope_cache, label, request.whole
+            )
+        )
+        try:
+            return await asyncio.shield(sending)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            log.info("a cancel came while the edit was on its way to the editor: too late to stop it")
+            return await sending
+
+    # -- reporting: one message, the stats notification, the reply ---------------------------------
+    def _failed(self, message: str, record: dict[str, Any] | None = None) -> RefactorReply:
         log.warning("refactor of %s failed: %s", self.uri, message)
         self.host.tell(message, types.MessageType.Error)
-        if stats is not None:
-            stats = stats.with_outcome(self.uri, applied=False)
-            self._publish(stats)
-        return RefactorReply(RefactorStatus.ERROR, message, stats_payload(stats) if stats else None)
+        if record is not None:
+            self.host.notify(STATS_NOTIFICATION, record)
+        return RefactorReply(RefactorStatus.ERROR, message, record)
 
-    def _report(
-        self, stats: RefactorStats, outcome: str | None = None, kind: types.MessageType = types.MessageType.Info
-    ) -> None:
-        from ..stats.words import summary
-
-        notes = "; ".join(stats.notes)
-        text = summary(stats) + (f" — {outcome}" if outcome else "") + (f" ({notes})" if notes else "")
-        self.host.tell(text, kind)
-        self._publish(stats)
-
-    def _publish(self, stats: RefactorStats) -> None:
+    def _report(self, ended: Ended, applied: PartsOutcome | None) -> RefactorReply:
         from ..stats.words import detail
 
-        log.info("refactor stats: %s", detail(stats))
-        self.host.notify(STATS_NOTIFICATION, stats_payload(stats))
-        self.host.history.append(stats)  # never raises: a failure is logged
+        request, record = ended.request, ended.record(self.uri)
+        for outcome in ended.outcomes:
+            if outcome.stats is not None:
+                log.debug("refactor stats for %s: %s", outcome.item.target.describe(), detail(outcome.stats))
+        if ended.failure is not None and request.one:  # with where the model's answer was kept
+            return self._failed(ended.refusal(), record)
+        if ended.failure is not None and not request.whole:  # every target, for one reason, before any answer
+            return self._failed(ended.failure)
+        if not request.one:
+            text = ended.message()
+            status, kind = _status(ended, applied)
+            self.host.tell(text, kind)
+            self.host.notify(STATS_NOTIFICATION, record)
+            return RefactorReply(status, text, record)
+        if applied is None:  # the answer equals the text
+            self.host.tell(ended.message(UNCHANGED[request.kind]))
+            self.host.notify(STATS_NOTIFICATION, record)
+            return RefactorReply(RefactorStatus.UNCHANGED, stats=record)
+        self.host.tell(ended.message(), applied.outcome.message_type)
+        self.host.notify(STATS_NOTIFICATION, record)
+        return RefactorReply(RefactorStatus(applied.outcome.status), applied.outcome.message, record)
+
+
+def _marked(settled: Settled, applied: PartsOutcome) -> list[TargetOutcome]:
+    """The settled targets once the edit came back: each edited one applied, left as it was because
+    the user typed inside it (stale), left out in the preview, or as the edit as a whole ended."""
+    from .apply import LEFT_OUT
+
+    outcomes = list(settled.outcomes)
+    for number, index in enumerate(settled.edited()):
+        outcome = outcomes[index]
+        if number in applied.stale:
+            outcomes[index] = outcome.ended("stale", TYPED_INSIDE)
+        elif number in applied.left_out:
+            outcomes[index] = outcome.ended("rejected", LEFT_OUT)
+        else:
+            reason = None if applied.outcome.applied else applied.outcome.message
+            outcomes[index] = outcome.ended(applied.outcome.status, reason)
+    return outcomes
+
+
+def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus, types.MessageType]:
+    """A request of several targets: the reply's status and the message's kind: every target applied
+    (or unchanged), some, none."""
+    totals = ended.totals
+    succeeded = totals.count("applied", "unchanged")
+    if succeeded == totals.targets:
+        status = RefactorStatus.APPLIED if totals.count("applied") else RefactorStatus.UNCHANGED
+        return status, types.MessageType.Info
+    if totals.count("unconfirmed"):
+        return RefactorStatus.UNCONFIRMED, types.MessageType.Info
+    if totals.count("applied"):
+        return RefactorStatus.PARTIAL, types.MessageType.Warning
+    if applied is not None and applied.outcome.status == "rejected":
+        return RefactorStatus.REJECTED, types.MessageType.Info
+    if applied is not None and totals.count("stale") and not totals.count("refused", "error"):
+        return RefactorStatus.STALE, types.MessageType.Warning
+    return RefactorStatus.ERROR, types.MessageType.Error

@@ -1,5 +1,5 @@
 """The language server object: what the editor told (capabilities, settings, open documents), its
-messages, its background tasks and the refactors running, one `RefactorJob` each (job.py). The LSP
+messages, its background tasks and the refactors running, one `RequestJob` each (job.py). The LSP
 handlers that drive it are in `handlers.py`.
 """
 
@@ -22,9 +22,7 @@ from .. import __version__
 from ..config.schema import Config, ConfigError
 from ..scope import ScopeCache
 from ..text import PositionEncoding, inert
-from .apply_job import ApplyJob
-from .batch_job import BatchJob
-from .job import CANCELLED, RefactorJob
+from .job import CANCELLED, RequestJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .settings import SECTION, SettingsStore
 from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
@@ -37,6 +35,7 @@ if TYPE_CHECKING:
 
     from ..backend.memory import BackendMemory
     from ..pipeline.engine import Engine
+    from ..pipeline.request import RequestKind
     from ..stats.history import History
 
 # The refactor pipeline (engine, backends, hygiene, apply, stats) is imported once `initialize`
@@ -165,7 +164,7 @@ class RefactorServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("refactor-lsp", __version__, protocol_cls=RefactorProtocol, converter_factory=_converter)
         self.settings = SettingsStore()
-        self.jobs: dict[str, RefactorJob] = {}  # the refactor running on each document
+        self.jobs: dict[str, RequestJob] = {}  # the refactor running on each document
         # Each open document's lines and definitions, kept per version: a cursor move does not scan again.
         self.scope_caches: dict[str, ScopeCache] = {}
         self.background: set[asyncio.Task[Any]] = set()
@@ -325,8 +324,8 @@ class RefactorServer(LanguageServer):
     async def refactor(
         self, args: RefactorArguments, each: BatchTargets | None = None, snippet: str | None = None
     ) -> RefactorReply:
-        """Start the refactor the editor asked for: one region, with `each` a batch (batch_job.py), with
-        `snippet` an apply of it (apply_job.py)."""
+        """Start the request the editor asked for: one region, with `each` each definition of the
+        selection or the file, with `snippet` a merge of it (job.py, one job for every kind)."""
         uri = args.uri
         if uri in self.jobs:
             message = (
@@ -343,13 +342,8 @@ class RefactorServer(LanguageServer):
             self.tell(message, types.MessageType.Error)
             return RefactorReply(RefactorStatus.ERROR, message)
         snapshot = (document.source, document.version, document.language_id, self.scope_cache(uri))
-        job: RefactorJob
-        if snippet is not None:
-            job = ApplyJob(self, args, snippet, *snapshot)
-        elif each is not None:
-            job = BatchJob(self, args, each, *snapshot)
-        else:
-            job = RefactorJob(self, args, *snapshot)
+        kind: RequestKind = "apply" if snippet is not None else "each" if each is not None else "refactor"
+        job = RequestJob(self, args, *snapshot, kind=kind, each=each, snippet=snippet)
         # Registered before any await, so a cancel that follows the request at once finds it.
         task = job.start()
         self.jobs[uri] = job

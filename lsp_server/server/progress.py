@@ -1,21 +1,24 @@
-"""A refactor's progress in the editor: `$/progress` (with Cancel) and `refactorLsp/progress`."""
+"""A request's progress in the editor: `$/progress` (with Cancel) and `refactorLsp/progress`; one
+refactor's figures (`ProgressReporter`), or a request of several targets' (`BatchProgress`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
-from .wire import PROGRESS_NOTIFICATION, PROGRESS_TOKEN_PREFIX, ProgressPayload
+from .wire import PROGRESS_NOTIFICATION, PROGRESS_TOKEN_PREFIX, BatchProgressPayload, ProgressPayload
 
 if TYPE_CHECKING:
     from pygls.progress import Progress as WorkDoneProgress
 
     from ..pipeline.plan import Progress
+    from ..pipeline.runner import Runner
 
 log = logging.getLogger(__name__)
 
@@ -135,3 +138,71 @@ class ProgressReporter:
         if future is not None and not future.done():
             future.set_result(None)
         self.token = None
+
+
+class BatchProgress(ProgressReporter):
+    """One progress for a request of several targets: `k of N done`, what is running, the running targets' speed
+    together and the finished ones' acceptance; Cancel stops the batch. Reports are throttled."""
+
+    def __init__(
+        self,
+        server: ProgressClient,
+        uri: str,
+        title: str,
+        backend: str,
+        on_cancel: Callable[[str], None],
+        run: Runner,
+    ) -> None:
+        super().__init__(server, uri, title, backend, on_cancel)
+        self.run = run
+        self.shown_at = 0.0
+
+    async def begin(self) -> None:
+        await super().begin()
+        self.show(force=True)
+
+    def show(self, force: bool = False) -> None:
+        from ..pipeline.engine import PROGRESS_INTERVAL_S  # as often as a single refactor's reports
+        from ..pipeline.totals import batch_totals
+
+        if self.token is None or self.ended:
+            return
+        now = time.perf_counter()
+        if not force and now - self.shown_at < PROGRESS_INTERVAL_S:
+            return
+        self.shown_at = now
+        run = self.run
+        rate, estimated = run.live_rate()
+        names = run.running_names()
+        parts = [f"{run.done} of {run.total} done"]
+        if names:
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            parts.append("running " + ", ".join(names[:3]) + more)
+        if rate:
+            parts.append(f"{'~' if estimated else ''}{rate:.0f} tok/s together")
+        finished = batch_totals(list(run.outcomes.values()), 0.0, run.concurrency)
+        if finished.acceptance_rate is not None:
+            parts.append(f"{finished.acceptance_rate:.0%} accepted")
+        message = " · ".join(parts) + f" on {self.backend}"
+        percentage = int(run.fraction() * 100)
+        self.server.work_done_progress.report(
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+        )
+        if not self.server.wants_progress_fields:
+            return
+        generated, predicted = run.chars()
+        payload = BatchProgressPayload(
+            token=self.token,
+            uri=self.uri,
+            percentage=percentage,
+            generated_chars=generated,
+            predicted_chars=predicted,
+            elapsed_s=round(run.elapsed_s(), 3),
+            tokens_per_s=rate,
+            tokens_estimated=estimated,
+            message=message,
+            done=run.done,
+            total=run.total,
+            running=tuple(names),
+        )
+        self.server.notify(PROGRESS_NOTIFICATION, payload.to_json())

@@ -214,11 +214,15 @@ async def serve_messages(reader: MessageReader, server: JsonRPCServer, stop: thr
 
 
 def _loop_readable(stdin: BinaryIO) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can watch. Another device (`</dev/null`,
+    `</dev/zero`) cannot be watched (epoll refuses it) and is read in a thread like a file."""
     try:
-        mode = os.fstat(stdin.fileno()).st_mode
+        fd = stdin.fileno()
+        mode = os.fstat(fd).st_mode
     except (OSError, ValueError, AttributeError):
         return False
-    return sys.platform != "win32" and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode))
+    watchable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+    return sys.platform != "win32" and watchable
 
 
 async def _loop_reads(source: BinaryIO) -> ReadChunk:

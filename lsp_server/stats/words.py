@@ -12,6 +12,8 @@ from .measured import RefactorStats
 def summary(stats: RefactorStats) -> str:
     """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
     parts = [f"{'apply' if stats.action == APPLY_ID else 'refactor'} {stats.latency_ms / 1000:.1f} s"]
+    if waited_for_first_token(stats):
+        parts[0] += f" (first token after {(stats.ttft_ms or 0.0) / 1000:.1f} s)"
     if stats.completion_tokens is not None:
         parts.append(f"{stats.completion_tokens} tok")
     if stats.tokens_per_s is not None:
@@ -25,6 +27,16 @@ def summary(stats: RefactorStats) -> str:
     if stats.served_by and stats.served_by != stats.backend:
         parts.append(f"served by {stats.served_by}")
     return " · ".join(parts)
+
+
+# The wait for the first token is named when it is most of the time and long enough to notice: a
+# prompt read slowly (a loaded CPU server, a long file) is a different fix from slow generation.
+FIRST_TOKEN_SHOWN_MS = 1000.0
+
+
+def waited_for_first_token(stats: RefactorStats) -> bool:
+    ttft = stats.ttft_ms
+    return ttft is not None and ttft >= FIRST_TOKEN_SHOWN_MS and ttft > stats.latency_ms / 2
 
 
 def status_text(stats: RefactorStats) -> str:

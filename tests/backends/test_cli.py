@@ -642,7 +642,7 @@ def test_missing_source_file(project: dict[str, Any]) -> None:
 def test_unusable_answer_is_not_written(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     fake_backend.enqueue(Reply(text="Sure! I renamed foo to bar in both places."))
     result = refactor(project, "-i", "rename foo to bar", "--write")
-    assert result.returncode == 1
+    assert result.returncode == 3  # a refused answer: exit 3, every subcommand alike
     assert "Traceback" not in result.stderr
     assert "explanation instead of code" in result.stderr
     assert project["source"].read_text(encoding="utf-8") == SOURCE
@@ -710,7 +710,7 @@ def test_json_reports_a_refusal_with_its_reason_answer_and_stats(
         "refactor", str(project["source"]), "-i", "rename foo to area", "--json",
         config=project["config"], cwd=project["dir"],
     )  # fmt: skip
-    assert done.returncode == 1
+    assert done.returncode == 3  # refused: exit 3
     report = json.loads(done.stdout)
     assert report["outcome"] == "refused" and reason in report["reason"]
     assert report["stats"]["backend"] == "fake" and report["stats"]["completion_tokens"] is not None
@@ -734,7 +734,7 @@ def test_json_reports_an_error_without_an_answer(project: dict[str, Any], fake_b
 def test_very_verbose_logs_the_refused_answer(project: dict[str, Any], fake_backend: FakeBackend):
     fake_backend.enqueue(Reply(text=PROSE))
     done = run_cli("refactor", str(project["source"]), "-i", "x", "-vv", config=project["config"], cwd=project["dir"])
-    assert done.returncode == 1
+    assert done.returncode == 3  # refused: exit 3
     assert "was not applied" in done.stderr and PROSE.strip() in done.stderr
     fake_backend.enqueue(Reply(text=PROSE))
     quiet = run_cli("refactor", str(project["source"]), "-i", "x", config=project["config"], cwd=project["dir"])

@@ -156,7 +156,7 @@ def test_a_batch_keeps_each_refused_answer_and_names_its_file(project: dict[str,
     fake_backend.enqueue(*(Reply(text=answer, finish_reason="length") for answer in answers))  # cut off: refused
     args = ("refactor", "geometry.py", "--each", "definition", "--jobs", "1", "-i", "x", "--json")
     result = run_cli(*args, config=project["config"], cwd=project["dir"])
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 3, result.stderr  # every failure a refused answer
     targets = json.loads(result.stdout)["targets"]
     assert [t["outcome"] for t in targets] == ["refused", "refused"]
     files = [Path(t["answer_file"]) for t in targets]

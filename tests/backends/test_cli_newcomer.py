@@ -53,7 +53,7 @@ def test_an_answer_cut_off_at_the_automatic_cap_is_not_told_to_raise_it_or_selec
 ) -> None:
     # The automatic cap already gave the two-line region room to double: the model is looping.
     fake_backend.enqueue(Reply(text="    return 1\n" * 400))
-    message = assert_clean_failure(refactor(project, "--lines", "5:5", "-i", "x"))
+    message = assert_clean_failure(refactor(project, "--lines", "5:5", "-i", "x"), code=3)
     assert "cut off at 256 tokens, more than twice what the 1-line region takes" in message
     assert "repeating itself" in message and "select a smaller region" not in message
 
@@ -64,7 +64,7 @@ def test_an_answer_cut_off_at_a_tight_cap_the_user_set_says_to_raise_that_cap(
     (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
     config = write_config(tmp_path, fake=fake_backend, refactor={"max_tokens": 8})
     result = run_cli("refactor", "geometry.py", "-i", "rename foo to area", config=config, cwd=tmp_path)
-    message = assert_clean_failure(result)
+    message = assert_clean_failure(result, code=3)
     assert "cut off at its token limit (8 tokens, refactor.max_tokens)" in message
     assert "raise refactor.max_tokens or select a smaller region" in message
 
@@ -118,7 +118,7 @@ def test_check_on_a_speculating_server_says_where_it_saw_it(tmp_path: Path, make
 def test_json_failure_names_the_file_that_kept_the_answer(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     fake_backend.enqueue(Reply(text="Sure! Here is the code you asked for.\n"))
     result = refactor(project, "--at", "5", "-i", "x", "--json")
-    assert result.returncode == 1
+    assert result.returncode == 3  # refused
     outcome = json.loads(result.stdout)
     assert outcome["outcome"] == "refused"
     kept = Path(outcome["answer_file"])
@@ -171,7 +171,7 @@ def test_a_refusal_from_the_demo_model_does_not_say_run_it_again(
     (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
     config = write_config(tmp_path, local=fake)
     result = run_cli("refactor", "geometry.py", "--lines", "5:5", "-i", "x", config=config, cwd=tmp_path)
-    message = assert_clean_failure(result)
+    message = assert_clean_failure(result, code=3)
     assert "cut off at 256 tokens, more than twice what the 1-line region takes" in message
     if demo:
         assert "— this backend serves SmolLM2-135M, the local demo's model: too small for most edits" in message

@@ -113,7 +113,7 @@ def test_a_hunks_answer_that_fails_where_the_region_cannot_fit_says_so(project: 
     fake.enqueue(Reply(text=f"{SEARCH_MARKER}\n    no such line\n=======\n    nor this\n>>>>>>> REPLACE\n"))
     lines = f"{first}:{first + 179}"
     result = run(project, fake, "refactor", "textwrap.py", "--lines", lines, "-i", "add type hints", "--write")
-    assert result.returncode == 1, result.stdout
+    assert result.returncode == 3, result.stdout  # an answer came and was refused
     (request,) = fake.requests  # the hunks attempt was sent and answered; nothing else
     assert SEARCH_MARKER in request["messages"][0]["content"] and sent_tokens(request) <= WINDOW
     message = result.stderr

@@ -130,7 +130,7 @@ def test_the_cli_refuses_a_hunks_deletion_and_leaves_the_file(tmp_path: Path, fa
         encoding="utf-8",
         timeout=60,
     )
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr  # refused
     assert done.stderr.startswith("refactor-lsp: " + EMPTIED + NOT_ASKED)
     assert source.read_text(encoding="utf-8") == SOURCE
 

@@ -206,7 +206,7 @@ def test_the_cli_writes_a_repaired_answer_and_says_so(tmp_path: Path, make_fake:
 def test_the_cli_refuses_an_answer_its_repair_does_not_mend(tmp_path: Path, make_fake: Any) -> None:
     fake = make_fake("openai", responder=SlippingResponder(slip="dropped closing bracket", fixes=False, seed=5))
     done = cli(tmp_path, fake)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 3 and "Traceback" not in done.stderr
     assert (tmp_path / "loader.py").read_text(encoding="utf-8") == SOURCE  # untouched
     report = json.loads(done.stdout)
     assert report["outcome"] == "refused" and report["repaired"] is False
@@ -285,7 +285,7 @@ def test_the_cli_batch_repairs_or_refuses_each_definition_alone_and_writes_the_r
     config = write_config(tmp_path, fake=fake)
     args = ["refactor", "batch.py", "--each", "definition", "-i", "rename data to content", "--write", "--json"]
     done = run_cli(*args, config=config, cwd=tmp_path)
-    assert done.returncode == 1, done.stderr  # not every definition applied
+    assert done.returncode == 3, done.stderr  # not every definition applied: each that failed was refused
     f2 = "def f2(data):\n    return len(data) + 2\n"
     expected = batch.replace("data", "content").replace(f2.replace("data", "content"), f2)
     assert (tmp_path / "batch.py").read_text(encoding="utf-8") == expected  # f0, f1 (repaired), f3 written

@@ -1,5 +1,5 @@
 """A batch's pieces on their own: its targets (scope/targets.py), the rebase of many regions at once
-(edits.rebase_each) and its totals (pipeline/batch_stats.py)."""
+(edits.rebase_each), its totals (pipeline/totals.py) and how a request's targets settle (pipeline/outcome.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 from lsp_server.backend.metrics import SOURCE_APPROXIMATE
 from lsp_server.config.schema import Config
 from lsp_server.formats.edits import Replacement, apply_replacements, rebase_each, region_replacements
-from lsp_server.pipeline.batch import BatchItem, Outcome, TargetOutcome, shared_failure
-from lsp_server.pipeline.batch_stats import batch_summary, batch_totals
+from lsp_server.pipeline.outcome import settle
 from lsp_server.pipeline.plan import RefactorRequest
+from lsp_server.pipeline.request import Request
+from lsp_server.pipeline.runner import Item, Outcome, TargetOutcome
+from lsp_server.pipeline.totals import batch_summary, batch_totals
 from lsp_server.scope import choose_region
 from lsp_server.scope.definition import Definition
 from lsp_server.scope.targets import Target, definitions_touched, top_level_definitions, touched_within
@@ -134,7 +136,7 @@ def test_rebase_each_refuses_only_the_region_typed_in():
 
 def _outcome(outcome: Outcome, stats: RefactorStats | None = None, reason: str | None = None) -> TargetOutcome:
     target = Target(0, 1, 0, 0, Definition(0, 0, "function", "f"), 0)
-    item = BatchItem("a.py", target, RefactorRequest("a.py", "x\n", 0, 0, "do it"), Config())
+    item = Item("a.py", target, RefactorRequest("a.py", "x\n", 0, 0, "do it"), Config())
     return TargetOutcome(item, outcome, reason, stats=stats)
 
 
@@ -181,12 +183,27 @@ def test_totals_add_up_and_leave_approximate_acceptance_out():
     assert "prediction 86% accepted (120 accepted, 20 rejected; from 2 of the 3 answers)" in text
 
 
+def shared_failure(outcomes: list[TargetOutcome], whole: bool = False) -> str | None:
+    request = Request("each", tuple(o.item for o in outcomes), "", whole=whole)
+    return settle(request, outcomes).failure
+
+
 def test_one_reason_for_every_failure_is_said_once():
     assert shared_failure([_outcome("error", None, "unknown backend"), _outcome("error", None, "unknown backend")]) == (
         "unknown backend"
     )
     assert shared_failure([_outcome("error", None, "a"), _outcome("error", None, "b")]) is None
     assert shared_failure([_outcome("error", None, "a"), _outcome("applied", _stats())]) is None
+
+
+def test_a_request_applied_whole_holds_every_part_once_one_failed():
+    outcomes = [_outcome("edit", _stats()), _outcome("refused", _stats(), "cut off"), _outcome("unchanged", _stats())]
+    request = Request("apply", tuple(o.item for o in outcomes), "", whole=True)
+    settled = settle(request, outcomes)
+    assert [o.outcome for o in settled.outcomes] == ["refused", "refused", "refused"]
+    assert settled.edited() == []
+    assert settled.failure is not None and settled.failure.startswith("function `f` (lines 1-1): cut off")
+    assert "the snippet's other parts were not applied either" in settled.failure
 
 
 def test_the_edits_of_disjoint_regions_apply_together():

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lsp_server.files.state import keep_refused_answer, write_state_file
+from lsp_server.files.state import keep_refused_answers, write_state_file
 from lsp_server.formats.choice import FormatHistory, choose_format
 from lsp_server.stats import history as history_module
 from lsp_server.stats.history import MAX_LINE_BYTES, RECORD_VERSION, History, HistoryRecord, history_path
@@ -91,7 +91,7 @@ def test_a_hard_link_to_another_file_is_neither_appended_to_nor_replaced(
     os.link(outside, history_path())
     History().append(measured())
     os.link(outside, folder / "refused-answer.txt")
-    kept = keep_refused_answer("the refused answer\n")
+    kept = keep_refused_answers(["the refused answer\n"], numbered=False)[0]
     assert outside.read_text(encoding="utf-8") == OUTSIDE
     assert kept is not None and kept.read_text(encoding="utf-8") == "the refused answer\n"
     assert "not a regular file of yours with one name" in warnings(caplog)[0]
@@ -121,7 +121,7 @@ def test_the_trim_never_follows_a_planted_temporary_file(
 def test_a_linked_state_folder_is_refused(outside: Path, caplog: pytest.LogCaptureFixture) -> None:
     history_path().parent.symlink_to(outside.parent, target_is_directory=True)
     History().append(measured())
-    assert keep_refused_answer("answer") is None
+    assert keep_refused_answers(["answer"], numbered=False)[0] is None
     assert sorted(p.name for p in outside.parent.iterdir()) == ["precious.txt"]
     assert History().read() == []
     assert len(warnings(caplog)) == 2 and all("must be a real folder" in m for m in warnings(caplog))
@@ -129,12 +129,32 @@ def test_a_linked_state_folder_is_refused(outside: Path, caplog: pytest.LogCaptu
 
 def test_a_refused_answer_replaces_a_planted_link_without_following_it(folder: Path, outside: Path) -> None:
     (folder / "refused-answer.txt").symlink_to(outside)
-    kept = keep_refused_answer("the refused answer\n")
+    kept = keep_refused_answers(["the refused answer\n"], numbered=False)[0]
     assert kept == folder / "refused-answer.txt" and not kept.is_symlink()
     assert kept.read_text(encoding="utf-8") == "the refused answer\n"
     assert outside.read_text(encoding="utf-8") == OUTSIDE
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert sorted(p.name for p in folder.iterdir()) == ["refused-answer.txt"]  # no temporary file left
+
+
+def test_a_request_of_several_targets_replaces_every_numbered_answer_an_earlier_one_left(
+    folder: Path, outside: Path
+) -> None:
+    first = keep_refused_answers(["one\n", None, "two\n", "three\n"], numbered=True)
+    assert [p.name if p else None for p in first] == [
+        "refused-answer-1.txt",
+        None,
+        "refused-answer-2.txt",
+        "refused-answer-3.txt",
+    ]
+    (folder / "refused-answer-9.txt").symlink_to(outside)  # planted: removed as a link, never followed
+    second = keep_refused_answers([None, "again\n"], numbered=True)
+    assert [p.name if p else None for p in second] == [None, "refused-answer-1.txt"]
+    assert sorted(p.name for p in folder.iterdir()) == ["refused-answer-1.txt"]
+    assert (folder / "refused-answer-1.txt").read_text(encoding="utf-8") == "again\n"
+    assert outside.read_text(encoding="utf-8") == OUTSIDE
+    keep_refused_answers([None, None], numbered=True)  # a request with nothing refused leaves none behind
+    assert list(folder.iterdir()) == []
 
 
 def test_the_folder_is_0700_and_its_files_0600_even_when_they_existed_wider() -> None:

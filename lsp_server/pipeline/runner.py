@@ -1,19 +1,18 @@
-"""A batch: one instruction, many definitions, run at once through the one engine.
+"""The runner: a request's targets run through the one engine, at most `concurrency` at once.
 
-Each target (scope/targets.py: a definition the selection touches, or a top-level definition of a
-file) is a refactor of its own: its own `RefactorRequest` with the cursor where the scope rules
-choose exactly its region, its own `Plan` (prediction, edit format), its own stream, hygiene, edits
-and stats (`Engine.plan`, `Engine.run`). Every prompt carries the document as it was when the batch
-started, never another target's answer. At most `concurrency` run at once (`refactor.concurrency`,
-`--jobs`); one failing target never stops the others. `BatchRun` runs them and is the live view the
-progress reads; batch_stats.py sums them up (the batch's wall time against the sum of the targets'
-latencies). Applying is the caller's: the server sends one workspace edit (apply.apply_parts), the
-CLI writes each file once.
+Every request is a list of targets (request.py: a cursor's region, each definition of a selection or
+files, the parts a snippet names), and each target is a refactor of its own: its own `RefactorRequest`
+with the cursor where the scope rules choose exactly its region (or the plan made for it, for a
+cursor's), its own `Plan`, stream, hygiene, check, edits and stats (`Engine.plan`, `Engine.run`).
+Every prompt carries the document as it was when the request started, never another target's answer.
+One failing target never stops the others. `Runner` runs them and is the live view the progress
+reads; what the request comes to (settled, applied, recorded) is outcome.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -21,10 +20,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .plan import Progress, RefactorError, RefactorRequest, RefactorResult
+from ..scope.file_language import language_of
+from .plan import Plan, Progress, RefactorError, RefactorRequest, RefactorResult
 
 if TYPE_CHECKING:
     from ..config.schema import Config
+    from ..formats.verify import Problem
     from ..scope import ScopeCache
     from ..scope.targets import Target
     from ..stats.measured import RefactorStats
@@ -32,25 +33,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_TARGETS = 500  # refactors one batch may ask for: past it, select less (each is a model call)
+MAX_TARGETS = 500  # refactors one request may ask for: past it, select less (each is a model call)
 MAX_CONCURRENCY = 32  # refactor.concurrency and --jobs above this count as this
 
 # What became of one target. "edit": computed, not written (the CLI without --write); "stale": the
 # user typed inside its region (the file changed, for the CLI); "rejected": the editor refused the
-# batch's edit; "unconfirmed": sent, the editor never answered.
+# request's edit; "unconfirmed": sent, the editor never answered.
 Outcome = Literal["applied", "edit", "unchanged", "refused", "error", "stale", "rejected", "unconfirmed"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 SUCCEEDED: frozenset[Outcome] = frozenset({"applied", "edit", "unchanged"})
 UNCHANGED_REASON = "the model's answer equals the current text"
-
-
-def shared_failure(outcomes: Sequence[TargetOutcome]) -> str | None:
-    """The reason when every target failed for the same one before any answer came (an unknown
-    backend, an unreachable server, a file too large): said once rather than once a target."""
-    reasons = {o.reason for o in outcomes}
-    if outcomes and len(reasons) == 1 and all(o.outcome == "error" and o.stats is None for o in outcomes):
-        return reasons.pop()
-    return None
 
 
 def clamp_concurrency(value: int) -> int:
@@ -58,51 +50,56 @@ def clamp_concurrency(value: int) -> int:
     return max(1, min(value, MAX_CONCURRENCY))
 
 
+@dataclass(frozen=True)
+class Source:
+    """One document a request reads: how it is named (a path for the CLI, a URI for the server), the
+    request on it (its text, instruction, backend, prediction, edit format), its config and scope cache,
+    and the user's selection or cursor in it (start == end), None for neither."""
+
+    document: str
+    request: RefactorRequest
+    config: Config
+    cache: ScopeCache | None = None
+    selection: tuple[int, int] | None = None
+
+    @property
+    def language(self) -> str:
+        return language_of(self.request.path, self.request.language_id)
+
+
 @dataclass(frozen=True, eq=False)
-class BatchItem:
-    """One target of a batch: where it is, and the refactor asked of it."""
+class Item:
+    """One target of a request: where it is, and the refactor asked of it."""
 
     document: str  # the file as reported: its path (CLI) or URI (server)
     target: Target
     request: RefactorRequest
     config: Config
     cache: ScopeCache | None = None  # the document's, so every target's scope reads the same scan
+    plan: Plan | None = None  # made ahead (a cursor's request: its plan chose the region); else when its turn comes
 
     @property
     def region(self) -> tuple[int, int]:
         return self.target.start, self.target.end
 
 
-def batch_items(
-    document: str,
-    targets: Sequence[Target],
-    request: RefactorRequest,
-    config: Config,
-    cache: ScopeCache | None = None,
-) -> list[BatchItem]:
-    """The targets of one document as refactors: `request` (its text, instruction, backend, prediction
-    and edit format) with the cursor where the scope rules choose each target's region."""
-    return [
-        BatchItem(document, t, replace(request, start=t.cursor, end=t.cursor, scope="block"), config, cache)
-        for t in targets
-    ]
-
-
 @dataclass(frozen=True)
 class TargetOutcome:
-    item: BatchItem
+    item: Item
     outcome: Outcome
     reason: str | None = None
     result: RefactorResult | None = None  # the answer's edits, when one came and was usable
     stats: RefactorStats | None = None
     answer: str | None = None  # a refused target's answer: what the model wrote, for the user to judge
+    answer_file: str | None = None  # where that answer was kept (files.state), once the request ended
+    problem: Problem | None = None  # what the check before the edit found in a refused answer
 
     @property
     def succeeded(self) -> bool:
         return self.outcome in SUCCEEDED
 
-    def settled(self, outcome: Outcome, reason: str | None = None) -> TargetOutcome:
-        """The same target once applying it ended."""
+    def ended(self, outcome: Outcome, reason: str | None = None) -> TargetOutcome:
+        """The same target once writing or applying its edit ended."""
         return replace(self, outcome=outcome, reason=reason)
 
     def recorded(self, uri: str) -> TargetOutcome:
@@ -124,6 +121,9 @@ class TargetOutcome:
             "outcome": self.outcome,
             "reason": self.reason,
             "stats": self.stats.to_dict() if self.stats is not None else None,
+            "answer": self.answer,
+            "answer_file": self.answer_file,
+            "error": dataclasses.asdict(self.problem) if self.problem is not None else None,
         }
 
     def line(self) -> str:
@@ -135,20 +135,22 @@ class TargetOutcome:
         text = f"{where}: {self.outcome}"
         if self.reason and not self.succeeded:
             text += f" — {self.reason}"
+        if self.answer_file:
+            text += f" (the model's answer: {self.answer_file})"
         if self.stats is not None:
             text += f" · {summary(self.stats)}"
         return text
 
 
-class BatchRun:
-    """Runs a batch's refactors, at most `concurrency` at once, and is its live view for progress:
+class Runner:
+    """Runs a request's targets, at most `concurrency` at once, and is its live view for progress:
     `on_change()` after every report of a running target and every finished one, `on_done(outcome)`
     as each finishes. Cancelling `run()` cancels every refactor in flight."""
 
     def __init__(
         self,
         engine: Engine,
-        items: Sequence[BatchItem],
+        items: Sequence[Item],
         concurrency: int,
         on_change: Callable[[], None] | None = None,
         on_done: Callable[[TargetOutcome], None] | None = None,
@@ -183,7 +185,7 @@ class BatchRun:
         async with slots:
             # Planned when its turn comes: only the running ones hold a plan and their attempts' prompts.
             try:
-                plan = self.engine.plan(item.request, item.config, item.cache)
+                plan = item.plan or self.engine.plan(item.request, item.config, item.cache)
             except RefactorError as exc:
                 self._finish(index, TargetOutcome(item, "error", str(exc)))
                 return
@@ -198,7 +200,9 @@ class BatchRun:
             except RefactorError as exc:
                 # An answer that came but could not be applied is refused; no answer at all is an error.
                 failed: Outcome = "refused" if exc.output is not None else "error"
-                finished = TargetOutcome(item, failed, str(exc), stats=exc.stats, answer=exc.output)
+                finished = TargetOutcome(
+                    item, failed, str(exc), stats=exc.stats, answer=exc.output, problem=exc.problem
+                )
             except Exception as exc:  # a fault in one refactor must not end the others: it is that target's
                 log.exception("the refactor of %s in %s failed", item.target.describe(), item.document)
                 finished = TargetOutcome(item, "error", f"internal error: {exc}; see the log")

@@ -21,13 +21,13 @@ from typing import Any
 from ..backend.metrics import SOURCE_APPROXIMATE
 from ..stats.measured import RefactorStats
 from ..text import count_of
-from .batch import OUTCOMES, TargetOutcome
+from .runner import OUTCOMES, TargetOutcome
 
 
 @dataclass(frozen=True)
 class BatchTotals:
     targets: int
-    outcomes: dict[str, int]  # how many targets ended in each outcome (batch.Outcome), only those that occur
+    outcomes: dict[str, int]  # how many targets ended in each outcome (runner.Outcome), only those that occur
     concurrency: int  # refactors in flight at most
     wall_ms: float  # the batch's start → its last refactor's end (applying not included)
     latency_sum_ms: float  # the targets' latencies (a retried attempt's included), added up
