@@ -11,7 +11,7 @@
   predicted size), never to be parsed
   out of the progress message.
 - `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
-  `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/batch_stats.py);
+  `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/totals.py);
   its progress is a `BatchProgressPayload`.
 - `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?, and
   `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
