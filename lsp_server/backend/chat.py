@@ -13,6 +13,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from ..config.schema import BackendConfig, PredictionVia, RefactorSettings
 from ..text import clip, listed
@@ -31,6 +32,9 @@ from .errors import (
 )
 from .stream import Completion, DeltaCallback, StreamRequest, stream_once
 from .window import window_of_refusal
+
+if TYPE_CHECKING:
+    from openai import APIStatusError
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +107,7 @@ async def stream_completion(
     deadline = time.monotonic() + settings.timeout_s
     attempt = 0
     notes: list[str] = []
+    where = f"the backend '{backend.name}' at {backend.base_url}"
     while True:
         try:
             async with asyncio.timeout(max(deadline - time.monotonic(), 0.001)):
@@ -111,68 +116,80 @@ async def stream_completion(
             return result
         except TimeoutError:
             raise BackendError(
-                f"the refactor took longer than {settings.timeout_s:g} s (refactor.timeout_s) on the backend "
-                f"'{backend.name}' at {backend.base_url}; nothing was applied — select less or raise the limit",
+                f"the refactor took longer than {settings.timeout_s:g} s (refactor.timeout_s) on {where}; nothing "
+                "was applied — select less or raise the limit",
                 fallback_ok=True,
             ) from None
         except openai.APIStatusError as exc:
-            status = exc.status_code
-            message = redact(server_message(exc), backend)
-            quoted = clip(message)  # the server's words in our message, cut to a readable length
-            if status == 400 and request.prediction is not None and is_prediction_refusal(message):
-                if backend.prediction != "always":
-                    raise PredictionUnsupported(quoted, status=400) from None
-                raise BackendError(
-                    f"the backend '{backend.name}' does not accept the `prediction` field ({quoted}) — set "
-                    f'backends.{backend.name}.prediction = "auto" or "never"',
-                    status=400,
-                ) from None
-            if status in (401, 403):
-                raise BackendError(auth_message(backend, status), status=status) from None
-            if status == 400 and (window := window_of_refusal(message, exc.body)) is not None:
-                raise ContextWindowExceeded(
-                    f"the backend '{backend.name}' at {backend.base_url} refused the prompt as too long for its "
-                    f"context window of {window:,} tokens ({quoted}); nothing was applied — select a smaller "
-                    "region, or lower refactor.context_chars",
-                    window,
-                ) from None
-            if status == 404:
-                raise BackendError(await _unknown_model_message(clients, backend, settings), status=404) from None
-            if status in _RETRY_STATUSES:
-                attempt += 1
-                wait = retry_after(exc)
-                if wait is None:
-                    wait = min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
-                left = deadline - time.monotonic()
-                if attempt <= settings.max_retries and wait < left:
-                    notes.append(f"retried after HTTP {status} (waited {wait:.1f} s)")
-                    log.info("backend %s answered %s; retry %d in %.1f s", backend.name, status, attempt, wait)
-                    await sleep(wait)
-                    continue
-                what = "is rate limiting us (429)" if status == 429 else f"failed with HTTP {status}"
-                raise BackendError(
-                    f"the backend '{backend.name}' at {backend.base_url} {what} after "
-                    f"{attempt} {'try' if attempt == 1 else 'tries'} ({quoted}); nothing was applied — "
-                    "try again later",
-                    fallback_ok=status in (502, 503, 504, 429),
-                    status=status,
-                ) from None
-            raise BackendError(
-                f"the backend '{backend.name}' at {backend.base_url} answered HTTP {status}: {quoted}",
-                status=status,
-            ) from None
+            if exc.status_code not in _RETRY_STATUSES:
+                raise await _status_error(exc, clients, backend, settings, request) from None
+            attempt += 1
+            wait = retry_after(exc)
+            if wait is None:
+                wait = min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+            if attempt > settings.max_retries or wait >= deadline - time.monotonic():
+                raise _gave_up(exc, backend, attempt) from None
+            notes.append(f"retried after HTTP {exc.status_code} (waited {wait:.1f} s)")
+            log.info("backend %s answered %s; retry %d in %.1f s", backend.name, exc.status_code, attempt, wait)
+            await sleep(wait)
         except openai.APITimeoutError:
             raise BackendError(
-                f"the backend '{backend.name}' at {backend.base_url} did not answer in time "
-                f"(refactor.connect_timeout_s / idle_timeout_s) — is it running and not overloaded?",
+                f"{where} did not answer in time (refactor.connect_timeout_s / idle_timeout_s) — is it running and "
+                "not overloaded?",
                 fallback_ok=True,
             ) from None
         except openai.APIConnectionError as exc:
             raise BackendError(
-                f"cannot reach the backend '{backend.name}' at {backend.base_url}: {connection_problem(exc)}"
-                f"{builtin_hint(backend)}",
-                fallback_ok=True,
+                f"cannot reach {where}: {connection_problem(exc)}{builtin_hint(backend)}", fallback_ok=True
             ) from None
+
+
+async def _status_error(
+    exc: APIStatusError,
+    clients: ClientPool,
+    backend: BackendConfig,
+    settings: RefactorSettings,
+    request: StreamRequest,
+) -> BackendError:
+    """What an HTTP status that is not retried means, in words that say what to fix."""
+    status = exc.status_code
+    message = redact(server_message(exc), backend)
+    quoted = clip(message)  # the server's words in our message, cut to a readable length
+    if status == 400 and request.prediction is not None and is_prediction_refusal(message):
+        if backend.prediction != "always":
+            return PredictionUnsupported(quoted, status=400)
+        return BackendError(
+            f"the backend '{backend.name}' does not accept the `prediction` field ({quoted}) — set "
+            f'backends.{backend.name}.prediction = "auto" or "never"',
+            status=400,
+        )
+    if status in (401, 403):
+        return BackendError(auth_message(backend, status), status=status)
+    if status == 400 and (window := window_of_refusal(message, exc.body)) is not None:
+        return ContextWindowExceeded(
+            f"the backend '{backend.name}' at {backend.base_url} refused the prompt as too long for its "
+            f"context window of {window:,} tokens ({quoted}); nothing was applied — select a smaller "
+            "region, or lower refactor.context_chars",
+            window,
+        )
+    if status == 404:
+        return BackendError(await _unknown_model_message(clients, backend, settings), status=404)
+    return BackendError(
+        f"the backend '{backend.name}' at {backend.base_url} answered HTTP {status}: {quoted}", status=status
+    )
+
+
+def _gave_up(exc: APIStatusError, backend: BackendConfig, attempt: int) -> BackendError:
+    """A retried status (429, 5xx) still there after the retries the settings and the deadline allow."""
+    status = exc.status_code
+    quoted = clip(redact(server_message(exc), backend))
+    what = "is rate limiting us (429)" if status == 429 else f"failed with HTTP {status}"
+    return BackendError(
+        f"the backend '{backend.name}' at {backend.base_url} {what} after {attempt} "
+        f"{'try' if attempt == 1 else 'tries'} ({quoted}); nothing was applied — try again later",
+        fallback_ok=status in (502, 503, 504, 429),
+        status=status,
+    )
 
 
 async def _unknown_model_message(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings) -> str:

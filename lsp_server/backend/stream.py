@@ -109,6 +109,28 @@ async def stream_once(
     request: StreamRequest,
     on_delta: DeltaCallback | None,
 ) -> Completion:
+    """One streamed answer: the request sent (its first byte within first_token_timeout_s), every chunk
+    read under the answer's bounds and the idle timeout, and what the backend said of itself. Raises
+    BackendError (with a message naming the backend and what to do), or the SDK's APIStatusError."""
+    started = time.perf_counter()
+    stream = await _open(clients, backend, settings, request)
+    reader = _Reader(request, settings, on_delta, started)
+    try:
+        await reader.read(stream)
+    except Exception as exc:
+        reader.parts.clear()  # what was read goes now, not when the error is done with
+        raise _stream_error(exc, backend, request, reader) from None
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.close()
+    result = reader.result
+    result.latency_ms = (time.perf_counter() - started) * 1000
+    result.text = "".join(reader.parts)
+    return result
+
+
+async def _open(clients: ClientPool, backend: BackendConfig, settings: RefactorSettings, request: StreamRequest) -> Any:
+    """The streaming request, sent: the response has begun within first_token_timeout_s."""
     import openai
 
     client = clients.get(backend, settings)
@@ -118,9 +140,6 @@ async def stream_once(
     salt: dict[str, Any] | None = None
     if request.cache_salt is not None:  # not OpenAI fields: in the body as they are
         salt = {"cache_prompt": False} if backend.type == "llamacpp" else {"cache_salt": request.cache_salt}
-    started = time.perf_counter()
-    result = Completion(prediction_sent=request.prediction is not None)
-    parts: list[str] = []
     stream_options: dict[str, bool] = {"include_usage": True}
     if request.live_usage:
         stream_options["continuous_usage_stats"] = True  # vLLM counts tokens on every chunk: an exact live rate
@@ -144,130 +163,155 @@ async def stream_once(
             f"{settings.first_token_timeout_s:g} s (refactor.first_token_timeout_s) — is it overloaded?",
             fallback_ok=True,
         ) from None
-    max_chars = request.answer_limit()
-    received = 0
-    _bound_sse_lines(stream, max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
-    iterator = stream.__aiter__()
-    # One timer for the whole stream, not one armed and cancelled per chunk (a few µs each, hundreds of
-    # chunks): a chunk only notes the time, and the timer, when due, either finds the stream quiet for
-    # `wait` seconds and expires the timeout, or moves itself to the new due time.
-    loop = asyncio.get_running_loop()
-    quiet = asyncio.timeout(None)
-    wait = settings.first_token_timeout_s
-    last_chunk_at = loop.time()
-    watchdog: asyncio.TimerHandle
+    return stream
 
-    def watch() -> None:
-        nonlocal watchdog
-        due = last_chunk_at + wait
-        if loop.time() >= due:
-            quiet.reschedule(loop.time())  # the Timeout cancels the read; `async with` turns it to TimeoutError
-        else:
-            watchdog = loop.call_at(due, watch)
 
-    watchdog = loop.call_at(last_chunk_at + wait, watch)
-    try:
-        async with quiet:
-            while True:
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                last_chunk_at = loop.time()
-                tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
-                for choice in chunk.choices or []:
-                    # We ask for one choice: another one interleaved into the stream is not part of the answer.
-                    if (getattr(choice, "index", 0) or 0) != 0:
-                        raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
-                    delta = choice.delta
-                    content = getattr(delta, "content", None) if delta is not None else None
-                    if content:
-                        if not isinstance(content, str):
-                            raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
-                        if result.finish_reason is not None:
-                            raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
-                        if result.ttft_ms is None:
-                            result.ttft_ms = (time.perf_counter() - started) * 1000
-                            wait = settings.idle_timeout_s  # usually shorter: the timer moves to it
-                            watchdog.cancel()
-                            watchdog = loop.call_at(last_chunk_at + wait, watch)
-                        received += len(content)
-                        if received > max_chars:
-                            raise AnswerTooLong(f"the answer ran past {max_chars:,} characters")
-                        parts.append(content)
-                        if on_delta is not None:
-                            on_delta(content, tokens_so_far)
-                    if choice.finish_reason:
-                        if result.finish_reason not in (None, choice.finish_reason):
-                            raise MalformedStream(
-                                f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
-                            )
-                        result.finish_reason = choice.finish_reason
-                if chunk.usage is not None:
-                    result.completion_tokens = chunk.usage.completion_tokens
-                    result.prompt_tokens = chunk.usage.prompt_tokens
-                if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
-                    # Only final chunks carry acceptance; dumping every chunk would cost time per token.
-                    raw = chunk.model_dump(warnings=False)
-                    acceptance = read_acceptance(raw)
-                    if acceptance is not None:
-                        result.acceptance = acceptance
-                    timings = raw.get("timings") or {}
-                    if acceptance is not None and acceptance.source != "usage":
-                        result.speculation = True
-                    elif timings and "draft_n" not in timings:
-                        result.speculation = False  # llama.cpp reports its drafts here when it makes any
-                    predicted = timings.get("predicted_n")
-                    if result.completion_tokens is None and isinstance(predicted, int):
-                        result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
-    except TimeoutError:
+class _Reader:
+    """Reads one stream's chunks into a `Completion`, under the answer's bounds and one idle timer."""
+
+    def __init__(
+        self, request: StreamRequest, settings: RefactorSettings, on_delta: DeltaCallback | None, started: float
+    ) -> None:
+        self.request = request
+        self.settings = settings
+        self.on_delta = on_delta
+        self.started = started
+        self.result = Completion(prediction_sent=request.prediction is not None)
+        self.parts: list[str] = []
+        self.received = 0
+        self.max_chars = request.answer_limit()
+        self.wait = settings.first_token_timeout_s  # until the first token; then the idle timeout
+
+    async def read(self, stream: Any) -> None:
+        """Every chunk, until the stream ends. One timer for the whole stream, not one armed and cancelled
+        per chunk (a few µs each, hundreds of chunks): a chunk only notes the time, and the timer, when
+        due, either finds the stream quiet for `wait` seconds and expires the timeout, or moves itself to
+        the new due time. Raises TimeoutError, AnswerTooLong, MalformedStream, and what the SDK raises."""
+        _bound_sse_lines(stream, self.max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
+        iterator = stream.__aiter__()
+        loop = asyncio.get_running_loop()
+        quiet = asyncio.timeout(None)
+        last_chunk_at = loop.time()
+        watchdog: asyncio.TimerHandle
+
+        def watch() -> None:
+            nonlocal watchdog
+            due = last_chunk_at + self.wait
+            if loop.time() >= due:
+                quiet.reschedule(loop.time())  # the Timeout cancels the read; `async with` turns it to TimeoutError
+            else:
+                watchdog = loop.call_at(due, watch)
+
+        watchdog = loop.call_at(last_chunk_at + self.wait, watch)
+        try:
+            async with quiet:
+                while True:
+                    try:
+                        chunk = await iterator.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    last_chunk_at = loop.time()
+                    first = self.result.ttft_ms is None
+                    self._chunk(chunk)
+                    if first and self.result.ttft_ms is not None:  # usually shorter: the timer moves to it
+                        watchdog.cancel()
+                        watchdog = loop.call_at(last_chunk_at + self.wait, watch)
+        finally:
+            watchdog.cancel()
+
+    def _chunk(self, chunk: Any) -> None:
+        result = self.result
+        tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
+        for choice in chunk.choices or []:
+            # We ask for one choice: another one interleaved into the stream is not part of the answer.
+            if (getattr(choice, "index", 0) or 0) != 0:
+                raise MalformedStream(f"a second choice (index {choice.index}) came in the stream")
+            delta = choice.delta
+            content = getattr(delta, "content", None) if delta is not None else None
+            if content:
+                self._text(content, tokens_so_far)
+            if choice.finish_reason:
+                if result.finish_reason not in (None, choice.finish_reason):
+                    raise MalformedStream(
+                        f"the answer ended twice ({result.finish_reason}, then {choice.finish_reason})"
+                    )
+                result.finish_reason = choice.finish_reason
+        if chunk.usage is not None:
+            result.completion_tokens = chunk.usage.completion_tokens
+            result.prompt_tokens = chunk.usage.prompt_tokens
+        if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
+            self._final(chunk)
+
+    def _text(self, content: Any, tokens_so_far: int | None) -> None:
+        result = self.result
+        if not isinstance(content, str):
+            raise MalformedStream(f"a delta's content is {type(content).__name__}, not text")
+        if result.finish_reason is not None:
+            raise MalformedStream(f"text came after the answer ended ({result.finish_reason})")
         if result.ttft_ms is None:
-            raise BackendError(
-                f"the backend '{backend.name}' at {backend.base_url} sent no first token within "
-                f"{wait:g} s (refactor.first_token_timeout_s) — is it overloaded?",
+            result.ttft_ms = (time.perf_counter() - self.started) * 1000
+            self.wait = self.settings.idle_timeout_s
+        self.received += len(content)
+        if self.received > self.max_chars:
+            raise AnswerTooLong(f"the answer ran past {self.max_chars:,} characters")
+        self.parts.append(content)
+        if self.on_delta is not None:
+            self.on_delta(content, tokens_so_far)
+
+    def _final(self, chunk: Any) -> None:
+        """What a final chunk says of the answer: acceptance, whether the server drafted, llama.cpp's
+        token count. Only final chunks carry it; dumping every chunk would cost time per token."""
+        result = self.result
+        raw = chunk.model_dump(warnings=False)
+        acceptance = read_acceptance(raw)
+        if acceptance is not None:
+            result.acceptance = acceptance
+        timings = raw.get("timings") or {}
+        if acceptance is not None and acceptance.source != "usage":
+            result.speculation = True
+        elif timings and "draft_n" not in timings:
+            result.speculation = False  # llama.cpp reports its drafts here when it makes any
+        predicted = timings.get("predicted_n")
+        if result.completion_tokens is None and isinstance(predicted, int):
+            result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+
+
+def _stream_error(exc: Exception, backend: BackendConfig, request: StreamRequest, reader: _Reader) -> Exception:
+    """What a failure while reading the stream tells the user: a BackendError naming the backend and
+    what to do; the SDK's status errors as they are (chat.py reads them); anything else as it is."""
+    import openai
+
+    where = f"the backend '{backend.name}' at {backend.base_url}"
+    if isinstance(exc, TimeoutError):
+        if reader.result.ttft_ms is None:
+            return BackendError(
+                f"{where} sent no first token within {reader.wait:g} s (refactor.first_token_timeout_s) — is it "
+                "overloaded?",
                 fallback_ok=True,
-            ) from None
-        raise BackendError(
-            f"the backend '{backend.name}' at {backend.base_url} stalled for {wait:g} s mid-answer "
-            "(refactor.idle_timeout_s); nothing was applied — run it again"
-        ) from None
-    except AnswerTooLong as exc:
-        parts.clear()  # what was read goes now, not when the error is done with
-        raise BackendError(
-            f"the backend '{backend.name}' at {backend.base_url} sent more than this refactor allows ({exc}, for "
-            f"an answer of at most {request.max_tokens:,} tokens): it does not keep to max_tokens; nothing was "
-            "applied and the stream was closed — check the backend's settings or try another model"
-        ) from None
-    except (
-        openai.APIConnectionError,
-        openai.APIError,
-        json.JSONDecodeError,
-        UnicodeDecodeError,
-        ValueError,
-        AttributeError,  # a chunk of the wrong shape: the SDK does not validate streamed chunks
-        TypeError,
-    ) as exc:
-        if isinstance(exc, openai.APIStatusError):
-            raise
-        if isinstance(exc, UnicodeDecodeError):
-            raise BackendError(
-                f"the backend '{backend.name}' at {backend.base_url} sent text that is not valid UTF-8; "
-                "nothing was applied — run it again or check the backend"
-            ) from None
-        if isinstance(exc, openai.APIConnectionError):
-            raise BackendError(
-                f"the connection to the backend '{backend.name}' at {backend.base_url} broke mid-answer; "
-                "nothing was applied — run it again"
-            ) from None
-        problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
-        raise BackendError(
-            f"the backend '{backend.name}' at {backend.base_url} sent a malformed stream "
-            f"({clip(redact(problem, backend))}); nothing was applied — run it again or check the backend"
-        ) from None
-    finally:
-        watchdog.cancel()
-        with contextlib.suppress(Exception):
-            await stream.close()
-    result.latency_ms = (time.perf_counter() - started) * 1000
-    result.text = "".join(parts)
-    return result
+            )
+        return BackendError(
+            f"{where} stalled for {reader.wait:g} s mid-answer (refactor.idle_timeout_s); nothing was applied — "
+            "run it again"
+        )
+    if isinstance(exc, AnswerTooLong):
+        return BackendError(
+            f"{where} sent more than this refactor allows ({exc}, for an answer of at most {request.max_tokens:,} "
+            "tokens): it does not keep to max_tokens; nothing was applied and the stream was closed — check the "
+            "backend's settings or try another model"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return exc
+    if isinstance(exc, UnicodeDecodeError):
+        return BackendError(
+            f"{where} sent text that is not valid UTF-8; nothing was applied — run it again or check the backend"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return BackendError(f"the connection to {where} broke mid-answer; nothing was applied — run it again")
+    malformed = (openai.APIError, json.JSONDecodeError, ValueError, AttributeError, TypeError)
+    if not isinstance(exc, malformed):  # AttributeError, TypeError: a chunk of the wrong shape (the SDK does not
+        return exc  #                     validate streamed chunks)
+    problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
+    return BackendError(
+        f"{where} sent a malformed stream ({clip(redact(problem, backend))}); nothing was applied — run it again "
+        "or check the backend"
+    )

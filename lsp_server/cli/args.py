@@ -95,10 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
     sub = parser.add_subparsers(dest="command")
     common = [_logging_options(defaults=False)]
+    _serve_parser(sub, common)
+    _refactor_parser(sub, common)
+    _apply_parser(sub, common)
+    _check_parser(sub, common)
+    _bench_parser(sub, common)
+    return parser
 
+
+def _serve_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """`serve`: the language server."""
     serve = sub.add_parser("serve", help="run the language server on stdio (the default)", parents=common)
     serve.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
 
+
+def _refactor_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """`refactor`: one definition (a cursor, lines, the file), or `--each definition` of one file or several."""
     refactor = sub.add_parser(
         "refactor", help="rewrite part of a file and print the diff and the speed", parents=common
     )
@@ -125,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _request_options(refactor, "the region")
 
+
+def _apply_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """`apply`: a snippet merged into the definitions it names."""
     apply = sub.add_parser(
         "apply",
         help="merge a snippet (from a chat or an agent, lazy markers and all) into FILE, the definitions it names "
@@ -144,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _request_options(apply, "the merged definition")
 
+
+def _check_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """`check`: the config and the backend."""
     check = sub.add_parser("check", help="validate the config and reach the backend", parents=common)
     check.add_argument("--backend", help="the backend to check, by its name in the config (default: default_backend)")
     check.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
@@ -158,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the folder whose .refactor-lsp.toml applies, as for a file in it (default: the current folder)",
     )
 
+
+def _bench_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """`bench`: the same edits with and without prediction."""
     bench = sub.add_parser("bench", help="measure the same edits with and without prediction", parents=common)
     bench.add_argument("--backend", help="the backend to measure, by its name in the config (default: default_backend)")
     bench.add_argument("--baseline-backend", help="the same model without speculative decoding (vLLM, llama.cpp)")
@@ -211,4 +232,3 @@ def build_parser() -> argparse.ArgumentParser:
         "format, prediction) learn from (default: the bench leaves the history alone)",
     )
     bench.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
-    return parser

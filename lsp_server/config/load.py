@@ -84,6 +84,26 @@ class LoadedConfig:
         return [p for p in self.problems if p not in self.advice]
 
 
+# What an untrusted layer may not do, in the words of the message that says it was ignored.
+_MAY_NOT = (
+    "may not decide where code and keys are sent, choose a backend you did not configure, raise what a "
+    "refactor can cost (model, prediction, token and size limits, retries), or set your prices."
+)
+
+
+@dataclass(frozen=True)
+class _Trust:
+    """Who decides: the user's file, whether the folder is trusted, and how the user would trust it."""
+
+    user_source: str
+    folder_trusted: bool
+    how_to_trust: str
+
+    @property
+    def only_yours(self) -> str:
+        return f"runs a command, which only {self.user_source} may name"
+
+
 def load_config(
     user: Layer,
     editor: Sequence[Layer] = (),
@@ -108,65 +128,80 @@ def load_config(
     # What the user's own channels give: an untrusted layer is measured against it, not against the
     # untrusted layers below it. The built-in default counts as named: it is the user's effective choice.
     own, named = stack.config, named_backends(user, stack.config)
-    folder_trusted = workspace_folder is not None and (
-        workspace_trusted_by_editor or is_trusted(workspace_folder, stack.config.trusted_workspaces)
-    )
-    how_to_trust = (
+    trust = _Trust(
+        user.source,
+        workspace_folder is not None
+        and (workspace_trusted_by_editor or is_trusted(workspace_folder, stack.config.trusted_workspaces)),
         f"To trust this folder, add trusted_workspaces = [{str(workspace_folder)!r}] to {user.source}"
         if workspace_folder is not None
-        else f"Set them in {user.source} instead"
+        else f"Set them in {user.source} instead",
     )
-    may_not = (
-        "may not decide where code and keys are sent, choose a backend you did not configure, raise what a "
-        "refactor can cost (model, prediction, token and size limits, retries), or set your prices."
-    )
-    only_yours = f"runs a command, which only {user.source} may name"
     for layer in editor:
-        layer, commands = without_user_file_only(layer)
-        if commands:
-            problems.append(f"{layer.source}: ignored {', '.join(commands)}: it {only_yours}")
-        if "trusted_workspaces" in layer.data and (layer.trusted or folder_trusted):
-            problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {user.source} can trust a folder")
-            data = {k: v for k, v in layer.data.items() if k != "trusted_workspaces"}
-            layer = Layer(layer.source, data, layer.trusted)
-        if not layer.trusted and not folder_trusted:
-            layer, dropped = restrict_untrusted(layer, own, named)
-            if dropped.ignored_keys:
-                problems.append(
-                    f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
-                    f"can fill (.dir-locals.el, .neoconf.json, project settings) {may_not} Set them in "
-                    f"{user.source} or your editor's initializationOptions. {how_to_trust}"
-                )
+        layer = _editor_layer(layer, trust, own, named, problems)
         stack = admit(stack, layer)
         if layer.trusted:
             own, named = stack.config, named | named_backends(layer, stack.config)
-    if workspace_folder is not None:
-        path = workspace_folder / WORKSPACE_FILE
-        if path.is_file():
-            try:
-                layer = read_toml(path, trusted=folder_trusted)
-            except ConfigError as exc:
-                problems.append(str(exc))
-            else:
-                layer, commands = without_user_file_only(layer)
-                if commands:
-                    problems.append(f"{path}: ignored {', '.join(commands)}: it {only_yours}")
-                if not folder_trusted:
-                    layer, dropped = restrict_untrusted(layer, own, named)
-                    if dropped.ignored_keys:
-                        problems.append(
-                            f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file {may_not} "
-                            f"{how_to_trust}"
-                        )
-                stack = admit(stack, layer)
-    config = stack.config
-    advice = tuple(
+    workspace = _workspace_layer(workspace_folder, trust, own, named, problems)
+    if workspace is not None:
+        stack = admit(stack, workspace)
+    advice = _plain_http_advice(stack.config)
+    return LoadedConfig(stack.config, problems + list(advice), advice)
+
+
+def _editor_layer(layer: Layer, trust: _Trust, own: Config, named: set[str], problems: list[str]) -> Layer:
+    """Editor settings as far as they may go: no command, no `trusted_workspaces` but from the user's
+    file, and what a repository can fill held to `restrict_untrusted` unless the folder is trusted."""
+    layer, commands = without_user_file_only(layer)
+    if commands:
+        problems.append(f"{layer.source}: ignored {', '.join(commands)}: it {trust.only_yours}")
+    if "trusted_workspaces" in layer.data and (layer.trusted or trust.folder_trusted):
+        problems.append(f"{layer.source}: ignored `trusted_workspaces`: only {trust.user_source} can trust a folder")
+        data = {k: v for k, v in layer.data.items() if k != "trusted_workspaces"}
+        layer = Layer(layer.source, data, layer.trusted)
+    if not layer.trusted and not trust.folder_trusted:
+        layer, dropped = restrict_untrusted(layer, own, named)
+        if dropped.ignored_keys:
+            problems.append(
+                f"{layer.source}: ignored {', '.join(dropped.ignored_keys)}: editor settings that a repository "
+                f"can fill (.dir-locals.el, .neoconf.json, project settings) {_MAY_NOT} Set them in "
+                f"{trust.user_source} or your editor's initializationOptions. {trust.how_to_trust}"
+            )
+    return layer
+
+
+def _workspace_layer(
+    folder: Path | None, trust: _Trust, own: Config, named: set[str], problems: list[str]
+) -> Layer | None:
+    """The folder's workspace file, when it has one, as far as it may go (as an untrusted editor layer)."""
+    if folder is None:
+        return None
+    path = folder / WORKSPACE_FILE
+    if not path.is_file():
+        return None
+    try:
+        layer = read_toml(path, trusted=trust.folder_trusted)
+    except ConfigError as exc:
+        problems.append(str(exc))
+        return None
+    layer, commands = without_user_file_only(layer)
+    if commands:
+        problems.append(f"{path}: ignored {', '.join(commands)}: it {trust.only_yours}")
+    if not trust.folder_trusted:
+        layer, dropped = restrict_untrusted(layer, own, named)
+        if dropped.ignored_keys:
+            problems.append(
+                f"{path}: ignored {', '.join(dropped.ignored_keys)}: a workspace file {_MAY_NOT} {trust.how_to_trust}"
+            )
+    return layer
+
+
+def _plain_http_advice(config: Config) -> tuple[str, ...]:
+    return tuple(
         f"backends.{backend.name}.base_url sends your code unencrypted over plain http to "
         f"{urlparse(backend.base_url).hostname}; use https:// unless that network is yours"
         for backend in config.backends.values()
         if backend.base_url.startswith("http://") and not is_loopback_url(backend.base_url)
     )
-    return LoadedConfig(config, problems + list(advice), advice)
 
 
 def is_loopback_url(url: str) -> bool:

@@ -164,67 +164,79 @@ async def apply_parts(
     if current_version != snapshot_version or current_text != snapshot_text:
         rebased = rebase_each(snapshot_text, current_text, [(part.region, part.edits) for part in parts])
         stale = {number for number, moved in enumerate(rebased) if moved.edits is None}
-        if stale and whole:
-            return PartsOutcome(
-                ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning), frozenset(stale)
-            )
         sent = [
             (moved.edits, part.label) for part, moved in zip(parts, rebased, strict=True) if moved.edits is not None
         ]
-        if not sent:
+        if not sent or (stale and whole):
             return PartsOutcome(
                 ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning), frozenset(stale)
             )
         note = "applied on top of the changes you made meanwhile"
-    caps = editor.client_capabilities.workspace
-    workspace_caps = caps.workspace_edit if caps else None
-    document_changes = bool(workspace_caps and workspace_caps.document_changes)
-    can_preview = (
-        document_changes and workspace_caps is not None and workspace_caps.change_annotation_support is not None
-    )
+    sending = _Sending.to(editor, preview)
     edit = workspace_edit(
         uri,
         current_version,
         current_text,
         sent,
         editor.encoding,
-        document_changes=document_changes,
-        preview=preview and can_preview,
+        document_changes=sending.document_changes,
+        preview=sending.previewed,
         index=scope_cache.line_index(current_text) if scope_cache is not None else None,
-    )
-    advertised = bool(caps and caps.apply_edit)
-    previewed = preview and can_preview
-    timeout = (
-        PREVIEW_REPLY_TIMEOUT_S if previewed else APPLY_REPLY_TIMEOUT_S if advertised else UNADVERTISED_APPLY_TIMEOUT_S
     )
     try:
         reply = await asyncio.wait_for(
-            editor.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label)), timeout
+            editor.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label)), sending.timeout
         )
     except TimeoutError:
-        log.info("workspace/applyEdit sent to %s; the editor did not reply within %.0f s", uri, timeout)
+        log.info("workspace/applyEdit sent to %s; the editor did not reply within %.0f s", uri, sending.timeout)
         outcome = ApplyOutcome(None, "unconfirmed", "the edit was sent; the editor did not confirm it")
         return PartsOutcome(outcome, frozenset(stale))
-    if reply.applied and previewed:
-        # The editor answers for the edit as a whole, whatever the user ticked: the document says which
-        # parts it now holds.
-        numbers = [n for n in range(len(parts)) if n not in stale]
-        kept = await _kept_in_preview(editor, uri, current_text, current_version, [edits for edits, _ in sent])
-        left_out = frozenset(numbers[i] for i in range(len(numbers)) if kept is not None and i not in kept)
-        if left_out and len(left_out) == len(numbers):
-            outcome = ApplyOutcome(False, "rejected", "nothing was kept in the preview; nothing changed")
-            return PartsOutcome(outcome, frozenset(stale), left_out)
-        if left_out:
-            note = "; ".join(filter(None, [note, f"{len(left_out)} of {len(numbers)} {LEFT_OUT}"]))
-        return PartsOutcome(ApplyOutcome(True, "applied", note), frozenset(stale), left_out)
-    if reply.applied:
+    if not reply.applied:
+        reason = reply.failure_reason or "no reason given"
+        what = "the preview was dismissed" if sending.previewed else "the editor did not apply the edit"
+        return PartsOutcome(ApplyOutcome(False, "rejected", f"{what} ({reason}); nothing changed"), frozenset(stale))
+    if not sending.previewed:
         return PartsOutcome(ApplyOutcome(True, "applied", note), frozenset(stale))
-    reason = reply.failure_reason or "no reason given"
-    if previewed:
-        outcome = ApplyOutcome(False, "rejected", f"the preview was dismissed ({reason}); nothing changed")
-    else:
-        outcome = ApplyOutcome(False, "rejected", f"the editor did not apply the edit ({reason}); nothing changed")
-    return PartsOutcome(outcome, frozenset(stale))
+    # The editor answers for the edit as a whole, whatever the user ticked: the document says which parts
+    # it now holds.
+    numbers = [n for n in range(len(parts)) if n not in stale]
+    kept = await _kept_in_preview(editor, uri, current_text, current_version, [edits for edits, _ in sent])
+    left_out = frozenset(numbers[i] for i in range(len(numbers)) if kept is not None and i not in kept)
+    if left_out and len(left_out) == len(numbers):
+        outcome = ApplyOutcome(False, "rejected", "nothing was kept in the preview; nothing changed")
+        return PartsOutcome(outcome, frozenset(stale), left_out)
+    if left_out:
+        note = "; ".join(filter(None, [note, f"{len(left_out)} of {len(numbers)} {LEFT_OUT}"]))
+    return PartsOutcome(ApplyOutcome(True, "applied", note), frozenset(stale), left_out)
+
+
+@dataclass(frozen=True)
+class _Sending:
+    """How an edit goes to this editor: versioned (documentChanges), previewed (change annotations that
+    need confirmation, when asked for and supported), and how long its reply is waited for."""
+
+    document_changes: bool
+    previewed: bool
+    timeout: float
+
+    @staticmethod
+    def to(editor: Editor, preview: bool) -> _Sending:
+        caps = editor.client_capabilities.workspace
+        workspace_caps = caps.workspace_edit if caps else None
+        document_changes = bool(workspace_caps and workspace_caps.document_changes)
+        can_preview = (
+            document_changes and workspace_caps is not None and workspace_caps.change_annotation_support is not None
+        )
+        previewed = preview and can_preview
+        advertised = bool(caps and caps.apply_edit)
+        timeout = (
+            PREVIEW_REPLY_TIMEOUT_S
+            if previewed
+            else APPLY_REPLY_TIMEOUT_S
+            if advertised
+            else UNADVERTISED_APPLY_TIMEOUT_S
+        )
+        return _Sending(document_changes, previewed, timeout)
 
 
 async def _kept_in_preview(
