@@ -12,24 +12,27 @@ One module per job, each importing only those listed before it:
 - `report`: typed summaries per mode, task, level and overall, and the JSON report;
 - `formats_report`: the edit-format section's summaries, and how they are computed;
 - `summarize`: how the runs become the report;
-- `render_cells`, `render_load`, `render_formats`, `render`: the tables for the terminal and Markdown;
+- `render_cells`, `render_load`, `render_formats`, `render_terminal`, `render`: the tables for the terminal
+  and Markdown;
 - `options`: --concurrency and --edit-format, parsed and checked;
-- `progress`: the progress display on stderr;
-- `plan`: the backends, modes, levels and repetitions, checked before anything is sent (`make_plan`);
-- `runner`: the schedule, each run and batch through the engine, the frame every bench runs in
+- `spread`: a figure over several runs, its median and range;
+- `display`: the progress display on stderr;
+- `setup`: the backends, modes, levels and repetitions, checked before anything is sent (`make_plan`);
+- `schedule`: the schedule, each run and batch through the engine, the frame every bench runs in
   (`around`), the whole bench (`measure`);
 - `batch_tasks`, `batch_report`, `render_batch`, `batch_runner`: batch tasks (`kind = "batch"`: every
   top-level definition of a file, one instruction), their runs and summaries, their table, and their
-  bench (`measure_batches`, through `pipeline.runner.Runner`, one at a time and `--jobs N` at once).
+  bench (`measure_batches`, through `pipeline.runner.Runner`, one at a time and `--jobs N` at once);
+- `apply_tasks`, `apply_report`, `apply_render`, `apply_bench`: `--kind apply`, each task's change as a
+  snippet merged scoped with and without the prediction and into the whole file, its figures, its table.
 The command line's glue (flags, config files, exit codes) lives in `lsp_server.cli`.
 """
 
+from .display import ProgressDisplay
 from .formats_report import FormatRuns, FormatsReport, GroupFormats, TaskFormats, summarize_formats
 from .ideal import Ideal, changed_chars, changed_lines
 from .options import EDIT_FORMATS, parse_concurrency, parse_edit_formats
-from .plan import BenchPlan, SizeRuleOnly, make_plan, max_concurrency
 from .probes import Machine, ServerInfo, describe_server, machine
-from .progress import ProgressDisplay
 from .render import render_markdown, render_terminal
 from .report import (
     LoadLevel,
@@ -41,7 +44,8 @@ from .report import (
     TaskSummary,
     Throughput,
 )
-from .runner import (
+from .runs import MODE_LABELS, Batch, Mode, Pair, Run
+from .schedule import (
     LevelRuns,
     measure,
     run_batch,
@@ -50,7 +54,7 @@ from .runner import (
     schedule,
     warm_up,
 )
-from .runs import MODE_LABELS, Batch, Mode, Pair, Run
+from .setup import BenchPlan, SizeRuleOnly, make_plan, max_concurrency
 from .summarize import build_report, summarize_level
 from .tasks import BenchError, Task, default_tasks_dir, load_tasks
 

@@ -35,7 +35,7 @@ from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, Apply
 from .apply_tasks import ApplyTask, Skipped
 from .probes import describe_server, drafts_between, machine, read_counters
 from .report import Meta
-from .runner import BenchPlan, SizeRuleOnly, warm_up
+from .schedule import BenchPlan, SizeRuleOnly, warm_up
 from .tasks import BenchError
 
 APPLY_ORDER = (

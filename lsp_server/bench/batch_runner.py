@@ -28,10 +28,10 @@ from ..scope import ScopeCache
 from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
-from .plan import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
-from .progress import ProgressDisplay
-from .runner import around, check_prediction_ran, record, similarity
+from .display import ProgressDisplay
 from .runs import Mode, Run
+from .schedule import around, check_prediction_ran, record, similarity
+from .setup import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
 from .tasks import BenchError
 
 BATCH_ORDER = (

@@ -101,7 +101,7 @@ class _Walk:
                 return True
         return False
 
-    def settle(self, path: tuple[str, ...], check: Callable[[Any], T]) -> T:
+    def checked(self, path: tuple[str, ...], check: Callable[[Any], T]) -> T:
         """`check` the value at `path`; a refused value is reported and dropped, and the one below it checked."""
         while (value := self.value(path)) is not _MISSING:
             try:
@@ -114,7 +114,7 @@ class _Walk:
     def fields(self, cls: type, path: tuple[str, ...], **fixed: Any) -> dict[str, Any] | None:
         """The checked values of the table at `path` for `cls`, less its bad keys; None when there is none."""
         prefix = ".".join(path) + "."
-        data = self.settle(path, partial(_table, self.source(".".join(path)), ".".join(path)))
+        data = self.checked(path, partial(_table, self.source(".".join(path)), ".".join(path)))
         if data is _MISSING:
             return None
         hints = get_type_hints(cls)
@@ -127,7 +127,7 @@ class _Walk:
                 problem = ConfigError(self.source(dotted), dotted, f"is not a known setting (known: {known})")
                 self.reject(problem, (*path, key))
                 continue
-            value = self.settle((*path, key), partial(_check_value, self.source(dotted), dotted, hints[key]))
+            value = self.checked((*path, key), partial(_check_value, self.source(dotted), dotted, hints[key]))
             if value is not _MISSING:
                 values[key] = value
         return values
@@ -151,28 +151,28 @@ class _Walk:
                 problem = f"is not a known setting (known: {', '.join(sorted(known))})"
                 self.reject(ConfigError(self.source(key), key, problem), (key,))
 
-        named = self.settle(("backends",), partial(_named_tables, self.source("backends")))
+        named = self.checked(("backends",), partial(_named_tables, self.source("backends")))
         backends = {}
         for name in [] if named is _MISSING else list(named):
             if (backend := self.backend(name)) is not None:
                 backends[name] = backend
 
         refactor = RefactorSettings(**(self.fields(RefactorSettings, ("refactor",)) or {}))
-        actions = self.settle(("actions",), partial(_actions, self.source("actions")))
+        actions = self.checked(("actions",), partial(_actions, self.source("actions")))
 
         hints = get_type_hints(Config)
         top: dict[str, Any] = {}
         for key in ("default_backend", "trusted_workspaces", "log_level"):
-            value = self.settle((key,), partial(_check_value, self.source(key), key, hints[key]))
+            value = self.checked((key,), partial(_check_value, self.source(key), key, hints[key]))
             if value is not _MISSING:
                 top[key] = value
         if "default_backend" in top:
-            top["default_backend"] = self.settle(
+            top["default_backend"] = self.checked(
                 ("default_backend",), partial(_known_backend, self.source("default_backend"), backends)
             )
         for name, backend in backends.items():
             source = self.source(f"backends.{name}.fallback")
-            fallback = self.settle(("backends", name, "fallback"), partial(_others, source, name, backends))
+            fallback = self.checked(("backends", name, "fallback"), partial(_others, source, name, backends))
             fallback = [] if fallback is _MISSING else list(fallback)
             if fallback != backend.fallback:
                 backends[name] = dataclasses.replace(backend, fallback=fallback)

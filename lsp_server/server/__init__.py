@@ -7,8 +7,8 @@
 - `settings`: the config layers as the server sees them, per workspace folder;
 - `actions`: what the code action menu offers (listing never calls a model);
 - `job`: one request of any kind (a refactor, each definition, a snippet), from the arguments to the report;
-- `progress`: a refactor's progress in the editor;
-- `apply`: a refactor's edits applied as versioned edits, rebased onto the user's typing;
+- `progress`: a request's progress in the editor (one refactor's, or several targets');
+- `edit`: a request's edits sent to the editor as one versioned edit, rebased onto the user's typing;
 - `wire`: everything that crosses between the server and an editor plugin, typed.
 
 The pipeline is imported after `initialize`, not with this folder (the editor waits for that answer).

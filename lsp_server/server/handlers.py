@@ -59,10 +59,10 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
     from ..pipeline import engine  # noqa: F401
     from ..stats import measured  # noqa: F401
-    from . import apply  # noqa: F401  # the pipeline, now that the editor has its answer
-    from .startup import settle
+    from . import edit  # noqa: F401  # the pipeline, now that the editor has its answer
+    from .startup import freeze_after_start
 
-    settle()
+    freeze_after_start()
     package_log = logging.getLogger("lsp_server")
     if not ls.verbose:
         package_log.setLevel(ls.settings.load(None).config.log_level.upper())

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..pipeline.runner import Runner, TargetOutcome
     from ..scope import ScopeCache
     from ..stats.history import History
-    from .apply import PartsOutcome
+    from .edit import PartsOutcome
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +263,7 @@ class RequestJob:
         """The settled edits as one workspace edit (a request applied whole: all of them or none,
         apply.apply_parts). Once it is on its way a cancel comes too late: what the editor did with it
         is what the user has, so that is what is reported."""
-        from .apply import LABEL, EditPart, apply_parts
+        from .edit import LABEL, EditPart, apply_parts
 
         parts = []
         for index in settled.edited():
@@ -326,7 +326,7 @@ class RequestJob:
 def _marked(settled: Settled, applied: PartsOutcome) -> list[TargetOutcome]:
     """The settled targets once the edit came back: each edited one applied, left as it was because
     the user typed inside it (stale), left out in the preview, or as the edit as a whole ended."""
-    from .apply import LEFT_OUT
+    from .edit import LEFT_OUT
 
     outcomes = list(settled.outcomes)
     for number, index in enumerate(settled.edited()):

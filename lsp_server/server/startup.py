@@ -4,7 +4,7 @@ Most of the server's start-up is importing lsprotocol: attrs builds its 500+ cla
 each one's generated methods from source, every time the process starts. `fast_imports()` keeps
 those compiled methods in a cache file (like Python's own .pyc files), keyed by the exact source
 and file name attrs generates, so a later start loads them instead of compiling them again. Once
-`initialize` is answered, `settle()` collects what the import left behind and freezes the rest, so
+`initialize` is answered, `freeze_after_start()` collects what the import left behind and freezes the rest, so
 the collections during refactors do not walk it again.
 
 The cache works by shadowing the builtin `compile` inside the private module `attr._make`, so it is
@@ -95,7 +95,7 @@ def fast_imports(path: Path | None = None) -> Iterator[bool]:
 
     The cyclic collector is paused inside: building lsprotocol's classes allocates enough to start
     many full collections that find nothing to free (about 80 ms of a 2-core machine's start-up);
-    `settle()` collects once after `initialize` is answered."""
+    `freeze_after_start()` collects once after `initialize` is answered."""
     make: ModuleType | None
     try:
         import __future__
@@ -156,7 +156,7 @@ def fast_imports(path: Path | None = None) -> Iterator[bool]:
                 _save(path, used)
 
 
-def settle() -> None:
+def freeze_after_start() -> None:
     """After start-up (not before `initialize` is answered: a full collection takes tens of ms):
     collect the import's garbage, then move everything alive to the permanent generation."""
     gc.collect()

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from ..bench.plan import MODE_REQUESTS, SizeRuleOnly
 from ..bench.runs import Mode, Pair, Run
+from ..bench.setup import MODE_REQUESTS, SizeRuleOnly
 from ..bench.tasks import Task, default_tasks_dir, load_tasks
 from ..config.layers import Layer
 from ..config.load import build_config

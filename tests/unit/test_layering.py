@@ -111,7 +111,7 @@ def test_the_layer_check_catches_what_it_forbids() -> None:
     planted = {
         "lsp_server.config.load": {"lsp_server.pipeline.engine"},  # 2 → 5
         "lsp_server.scope.region": {"lsp_server.stats.measured"},  # 3 ↔ 3
-        "lsp_server.bench.runner": {"lsp_server.testing.fake_backend"},
+        "lsp_server.bench.schedule": {"lsp_server.testing.fake_backend"},
         "lsp_server.text": {"lsp_server.files.state"},  # 0 → 1
         "lsp_server": {"lsp_server.text"},
     }

@@ -20,7 +20,7 @@ import attr._make
 import pytest
 
 from lsp_server.server import startup
-from lsp_server.server.startup import cache_file, fast_imports, settle
+from lsp_server.server.startup import cache_file, fast_imports, freeze_after_start
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ import hashlib, json, sys, types as pytypes
 from pathlib import Path
 
 from lsp_server.server import startup
-from lsp_server.server.startup import cache_file, fast_imports, settle
+from lsp_server.server.startup import cache_file, fast_imports, freeze_after_start
 
 mode, cache = sys.argv[1], Path(sys.argv[2])
 startup.VERIFIED_ATTRS = frozenset({startup.attrs_version()}) if mode == "patched" else frozenset()
@@ -240,8 +240,8 @@ def test_a_damaged_cache_file_only_means_compiling(tmp_path: Path, content: byte
     assert b"AfterDamage" in path.read_bytes()
 
 
-def test_settle_leaves_the_collector_on_and_everything_alive_frozen() -> None:
-    settle()
+def test_freezing_after_start_leaves_the_collector_on_and_everything_alive_frozen() -> None:
+    freeze_after_start()
     assert gc.isenabled() and gc.get_freeze_count() > 0
     gc.unfreeze()
 

@@ -1,4 +1,4 @@
-"""Applying a refactor's edits in the editor: versioned, rebased onto the user's typing, never stale.
+"""A request's edit in the editor: versioned, rebased onto the user's typing, never stale.
 
 An edit computed against an older buffer is moved onto the current one only when the user's
 changes avoid the rewritten region; otherwise nothing is applied and the user is told. A batch's
@@ -17,7 +17,6 @@ from typing import Literal, Protocol
 from lsprotocol import types
 
 from ..formats.edits import Replacement, apply_replacements, rebase_each
-from ..pipeline.plan import RefactorResult
 from ..scope import ScopeCache
 from ..text import LineIndex, PositionEncoding, PositionMapper
 
@@ -125,18 +124,6 @@ def workspace_edit(
         ],
         change_annotations=annotations or None,
     )
-
-
-async def apply_result(
-    editor: Editor,
-    uri: str,
-    snapshot_version: int | None,
-    result: RefactorResult,
-    preview: bool,
-    scope_cache: ScopeCache | None = None,
-) -> ApplyOutcome:
-    part = EditPart((result.plan.region.start, result.plan.region.end), result.edits)
-    return (await apply_parts(editor, uri, snapshot_version, result.text, [part], preview, scope_cache)).outcome
 
 
 async def apply_parts(

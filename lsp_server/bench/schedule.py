@@ -21,12 +21,12 @@ from ..backend.stream import StreamRequest
 from ..formats.choice import hunks_min_lines
 from ..pipeline.engine import Engine
 from ..pipeline.plan import Progress, RefactorError
+from .display import ProgressDisplay
 from .formats_report import summarize_formats
-from .plan import MODE_REQUESTS, BenchPlan, SizeRuleOnly
 from .probes import DraftsCounted, ServerInfo, describe_server, drafts_between, machine, read_counters
-from .progress import ProgressDisplay
 from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
+from .setup import MODE_REQUESTS, BenchPlan, SizeRuleOnly
 from .summarize import build_report, summarize_level
 from .tasks import BenchError, Task
 
