@@ -10,5 +10,6 @@
 - `merged`: a merged answer (a snippet in its region) judged on what merging must keep (lazy markers);
 - `verify`: the check before an edit (the syntax an answer brings, your checker) and its repair's words;
 - `check_command`: your own checker, a command from your user file, run bounded;
-- `edits`: the old region and the new as minimal replacements.
+- `edits`: the old region and the new as minimal replacements;
+- `changes`: those replacements grouped into the changes a person keeps or drops, labelled from their text.
 """
