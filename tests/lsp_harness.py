@@ -229,8 +229,8 @@ class Editor:
         self.progress_fields: list[dict[str, Any]] = []  # `refactorLsp/progress`, to a plugin that asked for it
         self.reject_next_edit: str | None = None
         self.reply_to_apply_edit = True
-        # The user's choice in a refactor preview, by change annotation label (VS Code: tick boxes):
-        # None applies every edit; otherwise only the annotated edits whose label it keeps.
+        # The user's choice in a refactor preview, by change annotation (VS Code: tick boxes): None applies
+        # every edit; otherwise only the annotated edits whose label (and description, after " — ") it keeps.
         self.preview_keeps: Callable[[str], bool] | None = None
         self.edit_event = asyncio.Event()
 
@@ -330,7 +330,9 @@ class Editor:
     def _kept(self, edit: Any, annotations: dict[str, types.ChangeAnnotation] | None) -> bool:
         if self.preview_keeps is None or not isinstance(edit, types.AnnotatedTextEdit) or not annotations:
             return True
-        return self.preview_keeps(annotations[edit.annotation_id].label)
+        annotation = annotations[edit.annotation_id]
+        shown = annotation.label + (f" — {annotation.description}" if annotation.description else "")
+        return self.preview_keeps(shown)
 
     # -- actions -------------------------------------------------------------------------
     async def code_actions(

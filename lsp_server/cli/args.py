@@ -66,7 +66,8 @@ def _logging_options(defaults: bool) -> Parser:
 JSON_HELP = (
     'print one JSON object, the same keys for every outcome and kind (a usage error too): {"kind", "outcome", '
     '"reason", "new_text", "answer" (a refused answer), "answer_file" (where it was kept), "repaired", "error" '
-    '(what the check found), "stats", "targets" (each definition\'s record), "totals"} (docs/cli.md)'
+    '(what the check found), "stats", "targets" (each definition\'s record), "totals", "changes" (each change, its '
+    "label and, with --review, whether it was kept)} (docs/cli.md)"
 )
 
 
@@ -82,6 +83,12 @@ def _request_options(parser: argparse.ArgumentParser, written: str) -> None:
     parser.add_argument("--config", help="the user config file (default: $REFACTOR_LSP_CONFIG or XDG)")
     parser.add_argument("--write", action="store_true", help="rewrite the file instead of printing a diff")
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    parser.add_argument(
+        "--review",
+        action="store_true",
+        help="ask about each change of the answers on the terminal, as git add -p does (y, n, a, d, q, ?); "
+        "only the kept changes are written or shown, and they are checked first",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

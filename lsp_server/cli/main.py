@@ -79,6 +79,7 @@ async def _check(args: argparse.Namespace) -> int:
         return Exit.FAILED
     finally:
         await engine.close()
+    _kept_in_reviews(backend)
     if mode == "field":
         print("prediction: accepted (the `prediction` field is sent)")
     elif mode == "prompt":
@@ -86,6 +87,22 @@ async def _check(args: argparse.Namespace) -> int:
     else:
         print("prediction: off")
     return Exit.USAGE if failures else Exit.OK  # a config with problems is a failed check
+
+
+def _kept_in_reviews(backend: BackendConfig) -> None:
+    """How much of this backend's answers people kept when they reviewed them (the history): a model
+    whose answers are mostly dropped is worth knowing about."""
+    from ..stats.history import History, summarize_kept
+
+    kept = summarize_kept(History().read(), backend.name)
+    if not kept:
+        print("reviews: none recorded (refactor --review, or review in the editor, says what people keep)")
+        return
+    for summary in kept[:KEPT_SHOWN]:
+        print(f"reviews: {summary.line()}")
+
+
+KEPT_SHOWN = 5  # actions shown by `check`, the most reviewed first
 
 
 async def _speculation(backend: BackendConfig) -> str:

@@ -16,11 +16,12 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config.schema import ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of
+from .ask import Reviewer
 from .io import Exit, error, load_cli_config, parse_lines, print_diff, read_source, read_stdin_text, write_refusal
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..pipeline.engine import Engine
     from ..pipeline.outcome import Ended, Settled
     from ..pipeline.request import Request, RequestKind, Source
+    from ..pipeline.review import Review
     from ..pipeline.runner import Outcome, TargetOutcome
     from ..stats.history import History
 
@@ -59,6 +61,7 @@ async def run_request(args: argparse.Namespace) -> int:
     kind = request_kind(args)
     try:
         files, sources = _sources(args, kind)
+        reviewer = Reviewer.open() if args.review else None
     except (Usage, ValueError, ConfigError) as exc:
         return _refused(args, kind, "usage", str(exc), Exit.USAGE)
     # The same history as the server's: read once, `auto` (edit format, prediction) learns from it, and
@@ -76,10 +79,12 @@ async def run_request(args: argparse.Namespace) -> int:
         for note in request.notes:
             error(note)
         _announce(args, request, files)
-        ended, new_texts = await _run(args, request, files, engine, history)
+        ended, new_texts, changes = await _run(args, request, files, engine, history, reviewer)
     finally:
         await engine.close()
-    return _report(args, ended, files, new_texts)
+        if reviewer is not None:
+            reviewer.close()
+    return _report(args, ended, files, new_texts, changes)
 
 
 def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], list[Source]]:
@@ -234,9 +239,15 @@ def _announce(args: argparse.Namespace, request: Request, files: list[File]) -> 
 
 
 async def _run(
-    args: argparse.Namespace, request: Request, files: list[File], engine: Engine, history: History
-) -> tuple[Ended, dict[Path, str]]:
-    """The request through the runner, settled, each file written or shown, recorded."""
+    args: argparse.Namespace,
+    request: Request,
+    files: list[File],
+    engine: Engine,
+    history: History,
+    reviewer: Reviewer | None,
+) -> tuple[Ended, dict[Path, str], list[dict[str, Any]]]:
+    """The request through the runner, settled, reviewed (`--review`), each file written or shown,
+    recorded; and every change of the answers, for `--json`."""
     from ..pipeline.outcome import end_request, settle
     from ..pipeline.runner import Runner
 
@@ -247,6 +258,7 @@ async def _run(
 
     run = Runner(engine, request.items, jobs, on_done=None if request.one else done)
     settled = settle(request, await run.run())
+    settled, changes = await _reviewed(settled, reviewer)
     outcomes = list(settled.outcomes)
     new_texts: dict[Path, str] = {}
     by_document = settled.by_document()
@@ -262,7 +274,35 @@ async def _run(
     def uri_of(document: str) -> str:
         return str(Path(document).resolve())
 
-    return end_request(request, settled, outcomes, run.wall_ms, run.concurrency, history, uri_of), new_texts
+    ended = end_request(request, settled, outcomes, run.wall_ms, run.concurrency, history, uri_of)
+    return ended, new_texts, changes
+
+
+async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settled, list[dict[str, Any]]]:
+    """The settled targets with only the changes kept on the terminal (`--review`: a kept subset that
+    brings an error keeps nothing, and says why); and every change with whether it was kept (None:
+    not reviewed), as `--json` lists them."""
+    from dataclasses import replace
+
+    from ..pipeline.review import kept_problem, kept_settled, needs_notes, review_of
+
+    review = review_of(settled)
+    if reviewer is None or not review.changes:
+        return settled, _listed_changes(settled, review, None)
+    kept = reviewer.ask(review, settled)
+    problem = await kept_problem(settled, review, kept)
+    if problem is not None:
+        held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
+        return replace(settled, outcomes=held, failure=problem), _listed_changes(settled, review, kept)
+    for note in needs_notes(review, kept):
+        error(note)
+    return kept_settled(settled, review, kept), _listed_changes(settled, review, kept)
+
+
+def _listed_changes(settled: Settled, review: Review, kept: list[int] | None) -> list[dict[str, Any]]:
+    return [
+        c.to_dict(settled.outcomes[c.target]) | {"kept": None if kept is None else c.id in kept} for c in review.changes
+    ]
 
 
 def deliver(
@@ -300,7 +340,9 @@ def deliver(
     return new_text, "applied", None
 
 
-def _report(args: argparse.Namespace, ended: Ended, files: list[File], new_texts: dict[Path, str]) -> int:
+def _report(
+    args: argparse.Namespace, ended: Ended, files: list[File], new_texts: dict[Path, str], changes: list[dict[str, Any]]
+) -> int:
     """The outcome on stderr (the failure, the speed line, the notes) and `--json`'s object; the exit code."""
     request = ended.request
     one = ended.one
@@ -309,7 +351,7 @@ def _report(args: argparse.Namespace, ended: Ended, files: list[File], new_texts
         error(lead + ended.refusal())
     elif one is not None and one.outcome in ("stale", "error"):  # the file, not the model: its one line
         error(one.reason or "nothing was written")
-        return _json_and_exit(args, ended, files, new_texts)
+        return _json_and_exit(args, ended, files, new_texts, changes)
     elif one is not None and one.outcome == "unchanged":
         unchanged = (
             "the file already holds the snippet's code"
@@ -323,15 +365,17 @@ def _report(args: argparse.Namespace, ended: Ended, files: list[File], new_texts
     stats = ended.stats
     if stats is not None and stats.notes:  # what the line cannot say: a retry, a fallback, a prompt fitted
         print("notes: " + "; ".join(stats.notes), file=sys.stderr)
-    return _json_and_exit(args, ended, files, new_texts)
+    return _json_and_exit(args, ended, files, new_texts, changes)
 
 
-def _json_and_exit(args: argparse.Namespace, ended: Ended, files: list[File], new_texts: dict[Path, str]) -> int:
+def _json_and_exit(
+    args: argparse.Namespace, ended: Ended, files: list[File], new_texts: dict[Path, str], changes: list[dict[str, Any]]
+) -> int:
     if args.json:
         one_file = files[0] if len(files) == 1 else None
         new_text = new_texts.get(one_file.path) if one_file is not None and ended.failure is None else None
         uri = str(one_file.path.resolve()) if one_file is not None else ""
-        print(json.dumps(ended.to_json(uri, new_text), ensure_ascii=False))
+        print(json.dumps(ended.to_json(uri, new_text) | {"changes": changes}, ensure_ascii=False))
     return exit_code(ended)
 
 
@@ -339,10 +383,13 @@ def exit_code(ended: Ended) -> int:
     """0 when every target succeeded; 3 when every failure is a refused answer, 5 when every failure is a
     file that changed meanwhile; 1 otherwise (io.Exit)."""
     from ..pipeline.outcome import WHOLE_FAILED
+    from ..pipeline.review import DROPPED
 
     if ended.succeeded:
         return Exit.OK
-    failures = {o.outcome for o in ended.outcomes if not o.succeeded and o.reason != WHOLE_FAILED}
+    failures = {o.outcome for o in ended.outcomes if not o.succeeded and o.reason not in (WHOLE_FAILED, DROPPED)}
+    if not failures and ended.failure is None:  # what is left undone, you dropped in the review
+        return Exit.OK
     if failures == {"refused"}:
         return Exit.REFUSED
     if failures == {"stale"}:

@@ -214,6 +214,7 @@ def refused_json(kind: str, outcome: str, reason: str) -> dict[str, Any]:
         "stats": None,
         "targets": [],
         "totals": None,
+        "changes": [],
     }
 
 

@@ -12,16 +12,22 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from lsprotocol import types
 
-from ..formats.edits import Replacement, apply_replacements, rebase_each
+from ..formats.changes import Change
+from ..formats.edits import Replacement, apply_replacements, rebase_each, region_replacements
 from ..scope import ScopeCache
 from ..text import LineIndex, PositionEncoding, PositionMapper
 
+if TYPE_CHECKING:
+    from ..pipeline.outcome import Settled
+    from ..pipeline.runner import TargetOutcome
+
 log = logging.getLogger(__name__)
 
+TYPED_INSIDE = "you typed inside it while the batch ran; left as it is"
 STALE_MESSAGE = "the buffer changed while the refactor ran; nothing was applied — run it again"
 PREVIEW_ANNOTATION = "refactor-lsp"
 LABEL = "Refactor with prediction"
@@ -63,39 +69,76 @@ class ApplyOutcome:
 
 @dataclass(frozen=True)
 class EditPart:
-    """One region's edits, computed on the snapshot: a refactor has one, a batch one per definition."""
+    """One region's edits, computed on the snapshot: a refactor has one, a batch one per definition; and
+    the answer's changes they make (formats/changes.py), each annotated on its own where the editor
+    takes annotations (its label in the editor's preview and history), `edits` being theirs in order."""
 
     region: tuple[int, int]
     edits: list[Replacement]
-    label: str = LABEL  # what the preview calls it
+    label: str = LABEL  # what the preview calls the part: the definition, for a batch
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
 class PartsOutcome:
     """How an edit of several parts ended: the one edit sent, the parts left out of it because the user
-    typed inside their region meanwhile (`stale`), and those the user did not keep in the preview
-    (`left_out`), by index in the parts given."""
+    typed inside their region meanwhile (`stale`), those the user did not keep in the preview
+    (`left_out`), by index in the parts given, and the changes unticked in the preview (`dropped`:
+    (part, change number)) of the parts kept. `sent_on`: the document the edit went to, as it was."""
 
     outcome: ApplyOutcome
     stale: frozenset[int] = frozenset()
     left_out: frozenset[int] = frozenset()
+    dropped: frozenset[tuple[int, int]] = frozenset()
+    sent_on: str | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    """Edits the editor is asked to apply (or the user to tick) together: one change of a part, or a
+    part without changes; by the part's index and the change's number (0: the whole part)."""
+
+    part: int
+    change: int
+    edits: Sequence[Replacement]
+    label: str
+    description: str | None = None
+
+
+def groups_of(parts: Sequence[EditPart], edits: Sequence[Sequence[Replacement] | None]) -> list[Group]:
+    """The groups of the parts that go (their `edits`, rebased; None: left out), in document order."""
+    groups: list[Group] = []
+    for number, (part, moved) in enumerate(zip(parts, edits, strict=True)):
+        if moved is None:
+            continue
+        if not part.changes:
+            groups.append(Group(number, 0, moved, part.label))
+            continue
+        at = 0
+        for change in part.changes:
+            count = len(change.edits)
+            groups.append(Group(number, change.number, moved[at : at + count], change.label, part.label))
+            at += count
+    return groups
 
 
 def workspace_edit(
     uri: str,
     version: int | None,
     text: str,
-    parts: Sequence[tuple[Sequence[Replacement], str]],
+    groups: Sequence[Group],
     encoding: PositionEncoding,
     *,
     document_changes: bool,
+    annotated: bool,
     preview: bool,
     index: LineIndex | None = None,
 ) -> types.WorkspaceEdit:
-    """The edit for one document only, `parts` = (edits, label) in document order; versioned when the
-    client takes documentChanges. With a preview every part's edits carry a change annotation of their
-    own that needs confirmation, named by its label, so the user accepts part by part. `index`: the
-    text's lines when the caller has them (the document's scope cache), so it is not split again."""
+    """The edit for one document only, `groups` in document order; versioned when the client takes
+    documentChanges. `annotated` (the client takes change annotations): each group's edits carry an
+    annotation of their own, its label the change's words and its description the part's (the
+    definition); with `preview` they need confirmation, so the user ticks change by change. `index`:
+    the text's lines when the caller has them (the document's scope cache), so it is not split again."""
     mapper = PositionMapper(text, encoding, index)
 
     def lsp_range(edit: Replacement) -> types.Range:
@@ -103,21 +146,21 @@ def workspace_edit(
 
     if not document_changes:
         return types.WorkspaceEdit(
-            changes={uri: [types.TextEdit(lsp_range(e), e.text) for edits, _ in parts for e in edits]}
+            changes={uri: [types.TextEdit(lsp_range(e), e.text) for group in groups for e in group.edits]}
         )
     text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
     annotations: dict[str, types.ChangeAnnotation] = {}
-    for number, (edits, label) in enumerate(parts):
-        annotation = PREVIEW_ANNOTATION if len(parts) == 1 else f"{PREVIEW_ANNOTATION}/{number}"
-        for e in edits:
-            if preview:
-                text_edits.append(
-                    types.AnnotatedTextEdit(range=lsp_range(e), new_text=e.text, annotation_id=annotation)
-                )
-            else:
-                text_edits.append(types.TextEdit(lsp_range(e), e.text))
-        if preview:
-            annotations[annotation] = types.ChangeAnnotation(label=label, needs_confirmation=True)
+    for number, group in enumerate(groups):
+        if not (annotated or preview):
+            text_edits += [types.TextEdit(lsp_range(e), e.text) for e in group.edits]
+            continue
+        annotation = PREVIEW_ANNOTATION if len(groups) == 1 else f"{PREVIEW_ANNOTATION}/{number}"
+        text_edits += [
+            types.AnnotatedTextEdit(range=lsp_range(e), new_text=e.text, annotation_id=annotation) for e in group.edits
+        ]
+        annotations[annotation] = types.ChangeAnnotation(
+            label=group.label, needs_confirmation=preview, description=group.description
+        )
     return types.WorkspaceEdit(
         document_changes=[
             types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits)
@@ -145,28 +188,25 @@ async def apply_parts(
         current_text, current_version = editor.current_document(uri)
     except LookupError as exc:
         return PartsOutcome(ApplyOutcome(False, "stale", f"{exc}; nothing was applied", types.MessageType.Warning))
-    sent: list[tuple[Sequence[Replacement], str]] = [(part.edits, part.label) for part in parts]
-    stale: set[int] = set()
+    moved: list[Sequence[Replacement] | None] = [part.edits for part in parts]
     note = None
     if current_version != snapshot_version or current_text != snapshot_text:
-        rebased = rebase_each(snapshot_text, current_text, [(part.region, part.edits) for part in parts])
-        stale = {number for number, moved in enumerate(rebased) if moved.edits is None}
-        sent = [
-            (moved.edits, part.label) for part, moved in zip(parts, rebased, strict=True) if moved.edits is not None
-        ]
-        if not sent or (stale and whole):
-            return PartsOutcome(
-                ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning), frozenset(stale)
-            )
+        moved = [r.edits for r in rebase_each(snapshot_text, current_text, [(p.region, p.edits) for p in parts])]
+        stale = frozenset(number for number, edits in enumerate(moved) if edits is None)
+        if len(stale) == len(parts) or (stale and whole):
+            return PartsOutcome(ApplyOutcome(False, "stale", STALE_MESSAGE, types.MessageType.Warning), stale)
         note = "applied on top of the changes you made meanwhile"
+    stale = frozenset(number for number, edits in enumerate(moved) if edits is None)
+    groups = groups_of(parts, moved)
     sending = _Sending.to(editor, preview)
     edit = workspace_edit(
         uri,
         current_version,
         current_text,
-        sent,
+        groups,
         editor.encoding,
         document_changes=sending.document_changes,
+        annotated=sending.annotated,
         preview=sending.previewed,
         index=scope_cache.line_index(current_text) if scope_cache is not None else None,
     )
@@ -177,24 +217,71 @@ async def apply_parts(
     except TimeoutError:
         log.info("workspace/applyEdit sent to %s; the editor did not reply within %.0f s", uri, sending.timeout)
         outcome = ApplyOutcome(None, "unconfirmed", "the edit was sent; the editor did not confirm it")
-        return PartsOutcome(outcome, frozenset(stale))
+        return PartsOutcome(outcome, stale, sent_on=current_text)
     if not reply.applied:
         reason = reply.failure_reason or "no reason given"
         what = "the preview was dismissed" if sending.previewed else "the editor did not apply the edit"
-        return PartsOutcome(ApplyOutcome(False, "rejected", f"{what} ({reason}); nothing changed"), frozenset(stale))
+        return PartsOutcome(ApplyOutcome(False, "rejected", f"{what} ({reason}); nothing changed"), stale)
     if not sending.previewed:
-        return PartsOutcome(ApplyOutcome(True, "applied", note), frozenset(stale))
-    # The editor answers for the edit as a whole, whatever the user ticked: the document says which parts
-    # it now holds.
-    numbers = [n for n in range(len(parts)) if n not in stale]
-    kept = await _kept_in_preview(editor, uri, current_text, current_version, [edits for edits, _ in sent])
-    left_out = frozenset(numbers[i] for i in range(len(numbers)) if kept is not None and i not in kept)
-    if left_out and len(left_out) == len(numbers):
+        return PartsOutcome(ApplyOutcome(True, "applied", note), stale, sent_on=current_text)
+    return await _ticked(editor, uri, current_text, current_version, groups, stale, note)
+
+
+async def _ticked(
+    editor: Editor,
+    uri: str,
+    before: str,
+    before_version: int | None,
+    groups: Sequence[Group],
+    stale: frozenset[int],
+    note: str | None,
+) -> PartsOutcome:
+    """What the user kept of a previewed edit the editor applied: it answers for the edit as a whole,
+    whatever was ticked, so the document says which groups it now holds."""
+    kept = await _kept_in_preview(editor, uri, before, before_version, [group.edits for group in groups])
+    if kept is None:  # the document does not tell: taken as applied whole
+        return PartsOutcome(ApplyOutcome(True, "applied", note), stale, sent_on=before)
+    parts = sorted({group.part for group in groups})
+    kept_parts = {groups[i].part for i in kept}
+    left_out = frozenset(part for part in parts if part not in kept_parts)
+    dropped = frozenset(
+        (group.part, group.change) for i, group in enumerate(groups) if i not in kept and group.part in kept_parts
+    )
+    if len(left_out) == len(parts):
         outcome = ApplyOutcome(False, "rejected", "nothing was kept in the preview; nothing changed")
-        return PartsOutcome(outcome, frozenset(stale), left_out)
+        return PartsOutcome(outcome, stale, left_out, sent_on=before)
     if left_out:
-        note = "; ".join(filter(None, [note, f"{len(left_out)} of {len(numbers)} {LEFT_OUT}"]))
-    return PartsOutcome(ApplyOutcome(True, "applied", note), frozenset(stale), left_out)
+        note = "; ".join(filter(None, [note, f"{len(left_out)} of {len(parts)} {LEFT_OUT}"]))
+    return PartsOutcome(ApplyOutcome(True, "applied", note), stale, left_out, dropped, sent_on=before)
+
+
+async def revert(editor: Editor, uri: str, before: str) -> bool:
+    """Put the document back to `before` (what it was when an edit was sent), as one versioned edit of
+    its own: a previewed edit whose kept part may not stand. False when the editor did not."""
+    try:
+        now, version = editor.current_document(uri)
+    except LookupError:
+        return False
+    if now == before:
+        return True
+    edits = region_replacements(now, 0, len(now), before)
+    sending = _Sending.to(editor, preview=False)
+    edit = workspace_edit(
+        uri,
+        version,
+        now,
+        [Group(0, 0, edits, LABEL)],
+        editor.encoding,
+        document_changes=sending.document_changes,
+        annotated=False,
+        preview=False,
+    )
+    try:
+        params = types.ApplyWorkspaceEditParams(edit=edit, label=f"{LABEL}: undo what the review could not keep")
+        reply = await asyncio.wait_for(editor.apply_edit(params), sending.timeout)
+    except TimeoutError:
+        return False
+    return bool(reply.applied)
 
 
 @dataclass(frozen=True)
@@ -203,6 +290,7 @@ class _Sending:
     need confirmation, when asked for and supported), and how long its reply is waited for."""
 
     document_changes: bool
+    annotated: bool
     previewed: bool
     timeout: float
 
@@ -223,7 +311,7 @@ class _Sending:
             if advertised
             else UNADVERTISED_APPLY_TIMEOUT_S
         )
-        return _Sending(document_changes, previewed, timeout)
+        return _Sending(document_changes, can_preview, previewed, timeout)
 
 
 async def _kept_in_preview(
@@ -257,3 +345,19 @@ async def _kept_in_preview(
             kept.add(number)
             shift += len(new) - len(old)
     return kept
+
+
+def marked(settled: Settled, applied: PartsOutcome) -> list[TargetOutcome]:
+    """The settled targets once the edit came back: each edited one applied, left as it was because
+    the user typed inside it (stale), left out in the preview, or as the edit as a whole ended."""
+    outcomes = list(settled.outcomes)
+    for number, index in enumerate(settled.edited()):
+        outcome = outcomes[index]
+        if number in applied.stale:
+            outcomes[index] = outcome.ended("stale", TYPED_INSIDE)
+        elif number in applied.left_out:
+            outcomes[index] = outcome.ended("rejected", LEFT_OUT)
+        else:
+            reason = None if applied.outcome.applied else applied.outcome.message
+            outcomes[index] = outcome.ended(applied.outcome.status, reason)
+    return outcomes

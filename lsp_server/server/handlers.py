@@ -22,12 +22,14 @@ from ..text import PositionMapper, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
 from .wire import (
+    APPLY_CHANGES_COMMAND,
     APPLY_SNIPPET_COMMAND,
     CANCEL_COMMAND,
     REFACTOR_COMMAND,
     REFACTOR_EACH_COMMAND,
     SHOW_STATS_COMMAND,
     ApplyArguments,
+    ApplyChangesArguments,
     BatchArguments,
     RefactorArguments,
 )
@@ -162,6 +164,11 @@ async def apply_snippet_command(ls: RefactorServer, arguments: ApplyArguments) -
     return (await ls.refactor(arguments.refactor, snippet=arguments.snippet)).to_json()
 
 
+@server.command(APPLY_CHANGES_COMMAND)
+async def apply_changes_command(ls: RefactorServer, arguments: ApplyChangesArguments) -> dict[str, Any]:
+    return (await ls.apply_changes(arguments)).to_json()
+
+
 @server.command(CANCEL_COMMAND)
 async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
     # A coroutine on purpose: handlers' tasks start in arrival order, so a refactor requested just
@@ -179,14 +186,15 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 
 @server.command(SHOW_STATS_COMMAND)
 def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
-    from ..stats.history import summarize_history
+    from ..stats.history import summarize_history, summarize_kept
 
     records = ls.history.read()
     summaries = summarize_history(records)
+    kept = summarize_kept(records)
     if not summaries:
         ls.tell("no refactors recorded yet")
     else:
-        ls.tell(" | ".join(s.line() for s in summaries))
+        ls.tell(" | ".join([*(s.line() for s in summaries), *(k.line() for k in kept[:5])]))
     return {
         "count": len(records),
         "backends": [
@@ -197,6 +205,7 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
             }
             for s in summaries
         ],
+        "kept": [k.__dict__ for k in kept],
     }
 
 

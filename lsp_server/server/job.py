@@ -17,18 +17,17 @@ cancel comes too late, and the reply says what the editor did with it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine
-from dataclasses import replace
+from collections.abc import Coroutine
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..text import PositionEncoding, PositionMapper
-from .actions import TITLE_PREFIX
-from .progress import CLIENT_REPLY_TIMEOUT_S, BatchProgress, ProgressClient, ProgressReporter
+from .offer import Pending, kept_in_preview, offered
+from .progress import ProgressClient, ProgressReporter, progress_for, shown
 from .wire import STATS_NOTIFICATION, BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
@@ -36,7 +35,8 @@ if TYPE_CHECKING:
     from ..pipeline.engine import Engine
     from ..pipeline.outcome import Ended, Settled
     from ..pipeline.request import Request, RequestKind, Source
-    from ..pipeline.runner import Runner, TargetOutcome
+    from ..pipeline.review import Review
+    from ..pipeline.runner import TargetOutcome
     from ..scope import ScopeCache
     from ..stats.history import History
     from .edit import PartsOutcome
@@ -46,7 +46,6 @@ log = logging.getLogger(__name__)
 CANCELLED = "the refactor was cancelled"
 # What a cancel says, by the request's kind, when no other reason was given.
 CANCELLED_KIND = {"refactor": CANCELLED, "each": "the batch was cancelled", "apply": "the apply was cancelled"}
-TYPED_INSIDE = "you typed inside it while the batch ran; left as it is"
 UNCHANGED = {
     "refactor": "no changes: the model's answer equals the current text",
     "each": "no changes: the model's answer equals the current text",
@@ -84,6 +83,16 @@ class JobHost(ProgressClient, Protocol):
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]: ...
 
 
+@dataclass(frozen=True)
+class Ran:
+    """What a request's run came to: its targets settled, and the run's figures."""
+
+    request: Request
+    settled: Settled
+    wall_ms: float
+    concurrency: int
+
+
 class RequestJob:
     """One request on one open document; `start()` runs it, `cancel()` stops it calmly. `kind` says
     what its targets are: a cursor's region (`refactor`), each definition of the selection or the file
@@ -112,6 +121,7 @@ class RequestJob:
         self.each = each
         self.snippet = snippet
         self.cancel_reason = ""
+        self.pending: Pending | None = None  # a review offered to the plugin, not answered yet
         self.settings_read = asyncio.Event()  # the editor answered workspace/configuration (or never will)
         self.task: asyncio.Task[RefactorReply] | None = None
 
@@ -123,7 +133,10 @@ class RequestJob:
 
     def cancel(self, reason: str = CANCELLED) -> None:
         self.cancel_reason = reason
-        if self.task is not None:
+        if self.pending is not None:  # a review waiting for the plugin: dropped, nothing applied
+            self.pending = None
+            self.cancelled()
+        elif self.task is not None:
             self.task.cancel()
 
     def cancel_message(self) -> str:
@@ -191,8 +204,9 @@ class RequestJob:
         return await asyncio.to_thread(kind.find, self.host.engine, [replace(source, cache=ScopeCache())])
 
     async def _request(self) -> RefactorReply:
-        from ..pipeline.outcome import end_request, settle
+        from ..pipeline.outcome import settle
         from ..pipeline.request import NoTargets
+        from ..pipeline.review import review_of
         from ..pipeline.runner import Runner
 
         host = self.host
@@ -202,64 +216,109 @@ class RequestJob:
         except NoTargets as exc:
             return self._failed(str(exc))
         run = Runner(host.engine, request.items, config.refactor.concurrency)
-        progress = self._progress(request, run, config)
-        applied: PartsOutcome | None = None
-        async with self.progress_shown(progress):
+        progress = progress_for(
+            self.host, self.uri, request, run, self.args.backend or config.default_backend, self.cancel, config
+        )
+        async with shown(self.host.spawn, progress):
             settled = settle(request, await run.run())
-            outcomes = settled.outcomes
-            if settled.edited():
-                if config.refactor.preview:
-                    progress.finishing()  # the editor may now wait for the user to confirm the preview
-                applied = await self._apply(request, settled, config.refactor.preview)
-                outcomes = _marked(settled, applied)
+            ran = Ran(request, settled, run.wall_ms, run.concurrency)
+            if settled.edited() and self.args.review == "changes":
+                return self._offer(Pending(request, settled, review_of(settled), run.wall_ms, run.concurrency))
+            return await self._finish(ran, config, progress)
+
+    async def _finish(
+        self, ran: Ran, config: Config, progress: ProgressReporter | None = None, reviewed: bool = False
+    ) -> RefactorReply:
+        """The settled targets applied as one edit (each change annotated; in the editor's preview, each
+        with its checkbox, and what is kept checked), then recorded and reported. `reviewed`: the changes
+        were kept in a plugin's review already."""
+        from ..pipeline.outcome import end_request
+        from ..pipeline.review import review_of
+        from .edit import marked
+
+        settled = ran.settled
+        applied: PartsOutcome | None = None
+        outcomes = settled.outcomes
+        if settled.edited():
+            preview = not reviewed and (config.refactor.preview or self.args.review == "preview")
+            if preview and progress is not None:
+                progress.finishing()  # the editor may now wait for the user to confirm the preview
+            review = review_of(settled)
+            applied = await self._apply(ran.request, settled, review, preview)
+            outcomes = marked(settled, applied)
+            if preview and applied.outcome.applied:
+                settled, outcomes, applied = await self._kept_in_preview(ran, review, applied, outcomes)
         note = applied.outcome.message if applied is not None else None
         ended = end_request(
-            request, settled, outcomes, run.wall_ms, run.concurrency, host.history, lambda _: self.uri, note
+            ran.request, settled, outcomes, ran.wall_ms, ran.concurrency, self.host.history, lambda _: self.uri, note
         )
         return self._report(ended, applied)
 
-    def _progress(self, request: Request, run: Runner, config: Config) -> ProgressReporter:
-        """One refactor's progress (its characters and rate), or several targets' (`k of N done`)."""
-        from ..config.schema import ConfigError
+    async def _kept_in_preview(
+        self, ran: Ran, review: Review, applied: PartsOutcome, outcomes: list[TargetOutcome]
+    ) -> tuple[Settled, list[TargetOutcome], PartsOutcome]:
+        """What the user ticked in the editor's preview, checked as a whole answer is: each target's stats
+        say how many of its changes were kept; a kept subset that brings an error is undone at once, the
+        message names why, and no target counts as applied."""
+        from ..pipeline.review import kept_problem, kept_settled, needs_notes
+        from .edit import ApplyOutcome, revert
 
-        name = self.args.backend or config.default_backend
-        title = TITLE_PREFIX + request.title
-        if not request.one:
-            batch = BatchProgress(self.host, self.uri, title, name, self.cancel, run)
-            run.on_change = batch.show
-            return batch
-        plan = request.items[0].plan
-        try:
-            backend = plan.requested if plan is not None else config.backend(self.args.backend)
-            on = f"{backend.name} ({backend.model})"
-        except ConfigError:
-            on = name  # the target's plan says what is wrong with it
-        single = ProgressReporter(self.host, self.uri, title, on, on_cancel=self.cancel)
-        run.on_change = lambda: single.report(run.live[0]) if 0 in run.live else None
-        return single
+        kept = kept_in_preview(review, ran.settled, applied)
+        settled = kept_settled(ran.settled, review, kept)
+        outcomes = [replace(o, stats=s.stats) for o, s in zip(outcomes, settled.outcomes, strict=True)]
+        problem = await kept_problem(ran.settled, review, kept) if applied.dropped else None
+        if problem is None:
+            notes = needs_notes(review, kept)
+            if notes:
+                message = "; ".join(filter(None, [applied.outcome.message, *notes]))
+                applied = replace(applied, outcome=replace(applied.outcome, message=message))
+            return settled, outcomes, applied
+        undone = applied.sent_on is not None and await revert(self.host, self.uri, applied.sent_on)
+        message = problem + ("; what the preview applied was undone" if undone else "; undo it (the editor kept it)")
+        failed = ApplyOutcome(False, "rejected", message, types.MessageType.Error)
+        outcomes = [o.ended("rejected", problem) if o.outcome == "applied" else o for o in outcomes]
+        return settled, outcomes, replace(applied, outcome=failed)
 
-    @contextlib.asynccontextmanager
-    async def progress_shown(self, progress: ProgressReporter) -> AsyncIterator[None]:
-        """The progress, shown once the work has run a while (progress.PROGRESS_SHOW_DELAY_S) and
-        ended in order whatever happens. The editor creates the token while the backend streams: that
-        round trip is not on the way to the first token (a report made before the token exists waits
-        for it)."""
-        begun = self.host.spawn(progress.begin(), "progress begin")
+    def _offer(self, pending: Pending) -> RefactorReply:
+        """The changes offered to the plugin: nothing applied, the document held until it answers."""
+        from ..text import PositionMapper
+
+        self.pending = pending
+        index = self.scope_cache.line_index(self.text) if self.scope_cache else None
+        mapper = PositionMapper(self.text, self.host.encoding, index)
+
+        def position(offset: int) -> dict[str, int]:
+            line, character = mapper.position(offset)
+            return {"line": line, "character": character}
+
+        return offered(pending, position)
+
+    def resume(self, review: str, keep: tuple[int, ...]) -> asyncio.Task[RefactorReply]:
+        """Apply what the plugin kept of the review it was offered (`refactorLsp.applyChanges`)."""
+        self.task = asyncio.get_running_loop().create_task(self._resumed(review, keep))
+        self.task.add_done_callback(lambda t: self.cancelled() if t.cancelled() else None)
+        return self.task
+
+    async def _resumed(self, review_id: str, keep: tuple[int, ...]) -> RefactorReply:
+        from ..pipeline.review import kept_problem, kept_settled
+
+        pending, self.pending = self.pending, None
         try:
-            yield
+            if pending is None or pending.id != review_id:
+                return self._failed("no such review is open on this file; run the refactor again")
+            unknown = sorted(set(keep) - set(pending.review.ids))
+            if unknown:
+                return self._failed(f"the review has no change {unknown[0]}; nothing was applied")
+            problem = await kept_problem(pending.settled, pending.review, keep)
+            if problem is not None:
+                return self._failed(problem)
+            settled = kept_settled(pending.settled, pending.review, keep)
+            ran = Ran(pending.request, settled, pending.wall_ms, pending.concurrency)
+            return await self._finish(ran, self.host.config_for(self.uri), reviewed=True)
         except asyncio.CancelledError:
-            begun.cancel()  # cancelled: answer now, without waiting for the editor's progress token
-            raise
-        finally:
-            try:
-                if not begun.done() and progress.asked:  # the token is being made: let it begin, then end
-                    await asyncio.wait([begun], timeout=CLIENT_REPLY_TIMEOUT_S)
-                else:
-                    begun.cancel()  # done before the progress was due: none is shown
-            finally:
-                progress.end()
+            return RefactorReply(RefactorStatus.CANCELLED, self.cancelled())
 
-    async def _apply(self, request: Request, settled: Settled, preview: bool) -> PartsOutcome:
+    async def _apply(self, request: Request, settled: Settled, review: Review, preview: bool) -> PartsOutcome:
         """The settled edits as one workspace edit (a request applied whole: all of them or none,
         apply.apply_parts). Once it is on its way a cancel comes too late: what the editor did with it
         is what the user has, so that is what is reported."""
@@ -270,7 +329,9 @@ class RequestJob:
             outcome = settled.outcomes[index]
             assert outcome.result is not None  # an "edit" outcome has its result
             label = LABEL if request.one else outcome.item.target.describe()
-            parts.append(EditPart(outcome.item.region, outcome.result.edits, label))
+            changes = tuple(c.change for c in review.of_target(index))
+            edits = [e for change in changes for e in change.edits]
+            parts.append(EditPart(outcome.item.region, edits, label, changes))
         if request.kind == "apply":
             label = APPLY_LABEL
         else:
@@ -321,24 +382,6 @@ class RequestJob:
         self.host.tell(ended.message(), applied.outcome.message_type)
         self.host.notify(STATS_NOTIFICATION, record)
         return RefactorReply(RefactorStatus(applied.outcome.status), applied.outcome.message, record)
-
-
-def _marked(settled: Settled, applied: PartsOutcome) -> list[TargetOutcome]:
-    """The settled targets once the edit came back: each edited one applied, left as it was because
-    the user typed inside it (stale), left out in the preview, or as the edit as a whole ended."""
-    from .edit import LEFT_OUT
-
-    outcomes = list(settled.outcomes)
-    for number, index in enumerate(settled.edited()):
-        outcome = outcomes[index]
-        if number in applied.stale:
-            outcomes[index] = outcome.ended("stale", TYPED_INSIDE)
-        elif number in applied.left_out:
-            outcomes[index] = outcome.ended("rejected", LEFT_OUT)
-        else:
-            reason = None if applied.outcome.applied else applied.outcome.message
-            outcomes[index] = outcome.ended(applied.outcome.status, reason)
-    return outcomes
 
 
 def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus, types.MessageType]:

@@ -25,7 +25,7 @@ from ..text import PositionEncoding, inert
 from .job import CANCELLED, RequestJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .settings import SECTION, SettingsStore
-from .wire import BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
+from .wire import ApplyChangesArguments, BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator
@@ -327,9 +327,15 @@ class RefactorServer(LanguageServer):
         """Start the request the editor asked for: one region, with `each` each definition of the
         selection or the file, with `snippet` a merge of it (job.py, one job for every kind)."""
         uri = args.uri
+        held = self.jobs.get(uri)
+        if held is not None and held.pending is not None and held.pending.expired():
+            held.cancel("the review was left open too long; it was dropped")  # the document is free again
+            self._release(uri, held)
         if uri in self.jobs:
             message = (
-                "a refactor is already running on this file; wait for it, or cancel it "
+                "a review is open on this file; keep or drop its changes, or cancel it (refactorLsp.cancel)"
+                if self.jobs[uri].pending is not None
+                else "a refactor is already running on this file; wait for it, or cancel it "
                 "(Cancel in the progress notification, or the refactorLsp.cancel command)"
             )
             self.tell(message, types.MessageType.Warning)
@@ -347,8 +353,22 @@ class RefactorServer(LanguageServer):
         # Registered before any await, so a cancel that follows the request at once finds it.
         task = job.start()
         self.jobs[uri] = job
-        task.add_done_callback(lambda _t: self.jobs.pop(uri, None) if self.jobs.get(uri) is job else None)
-        if args.wait:
+        return await self._answer(job, task, args.wait)
+
+    async def apply_changes(self, args: ApplyChangesArguments) -> RefactorReply:
+        """What a plugin kept of the review its request was offered, applied (job.py, `resume`)."""
+        job = self.jobs.get(args.uri)
+        if job is None or job.pending is None:
+            message = "no review is open on this file (it was applied, cancelled or dropped); run the refactor again"
+            self.tell(message, types.MessageType.Warning)
+            return RefactorReply(RefactorStatus.ERROR, message)
+        return await self._answer(job, job.resume(args.review, args.keep), wait=True)
+
+    async def _answer(self, job: RequestJob, task: asyncio.Task[RefactorReply], wait: bool) -> RefactorReply:
+        """The job's reply when `wait`, else at once (its outcome told through messages); the document
+        freed once the job is done, unless it holds a review open for the plugin."""
+        task.add_done_callback(lambda _t: self._release(job.uri, job))
+        if wait:
             try:
                 return await asyncio.shield(task)
             except asyncio.CancelledError:
@@ -363,9 +383,16 @@ class RefactorServer(LanguageServer):
             await asyncio.wait_for(job.settings_read.wait(), CLIENT_REPLY_TIMEOUT_S)
         return RefactorReply(RefactorStatus.STARTED)
 
+    def _release(self, uri: str, job: RequestJob) -> None:
+        """Free the document of a job that is done and holds no review open."""
+        done = job.task is None or job.task.done()
+        if self.jobs.get(uri) is job and done and job.pending is None:
+            self.jobs.pop(uri, None)
+
     def cancel(self, uri: str | None, reason: str = CANCELLED) -> int:
         """Cancel the refactor of `uri` (None: every one); how many were running."""
         jobs = [job for job in self.jobs.values() if uri is None or job.uri == uri]
         for job in jobs:
             job.cancel(reason)
+            self._release(job.uri, job)  # a review held open ends here; a running job once its task does
         return len(jobs)

@@ -4,10 +4,11 @@ refactor's figures (`ProgressReporter`), or a request of several targets' (`Batc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
@@ -17,7 +18,9 @@ from .wire import PROGRESS_NOTIFICATION, PROGRESS_TOKEN_PREFIX, BatchProgressPay
 if TYPE_CHECKING:
     from pygls.progress import Progress as WorkDoneProgress
 
+    from ..config.schema import Config
     from ..pipeline.plan import Progress
+    from ..pipeline.request import Request
     from ..pipeline.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -206,3 +209,56 @@ class BatchProgress(ProgressReporter):
             running=tuple(names),
         )
         self.server.notify(PROGRESS_NOTIFICATION, payload.to_json())
+
+
+def progress_for(
+    host: ProgressClient,
+    uri: str,
+    request: Request,
+    run: Runner,
+    backend: str,
+    on_cancel: Callable[[str], None],
+    config: Config,
+) -> ProgressReporter:
+    """One refactor's progress (its characters and rate), or several targets' (`k of N done`), fed by
+    the runner's reports; `backend`: the name asked for."""
+    from ..config.schema import ConfigError
+    from .actions import TITLE_PREFIX
+
+    title = TITLE_PREFIX + request.title
+    if not request.one:
+        batch = BatchProgress(host, uri, title, backend, on_cancel, run)
+        run.on_change = batch.show
+        return batch
+    plan = request.items[0].plan
+    try:
+        chosen = plan.requested if plan is not None else config.backend(backend)
+        on = f"{chosen.name} ({chosen.model})"
+    except ConfigError:
+        on = backend  # the target's plan says what is wrong with it
+    single = ProgressReporter(host, uri, title, on, on_cancel=on_cancel)
+    run.on_change = lambda: single.report(run.live[0]) if 0 in run.live else None
+    return single
+
+
+@contextlib.asynccontextmanager
+async def shown(
+    spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]], progress: ProgressReporter
+) -> AsyncIterator[None]:
+    """The progress, shown once the work has run a while (PROGRESS_SHOW_DELAY_S) and ended in order
+    whatever happens. The editor creates the token while the backend streams: that round trip is not
+    on the way to the first token (a report made before the token exists waits for it)."""
+    begun = spawn(progress.begin(), "progress begin")
+    try:
+        yield
+    except asyncio.CancelledError:
+        begun.cancel()  # cancelled: answer now, without waiting for the editor's progress token
+        raise
+    finally:
+        try:
+            if not begun.done() and progress.asked:  # the token is being made: let it begin, then end
+                await asyncio.wait([begun], timeout=CLIENT_REPLY_TIMEOUT_S)
+            else:
+                begun.cancel()  # done before the progress was due: none is shown
+        finally:
+            progress.end()

@@ -13,6 +13,10 @@
 - `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
   `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/totals.py);
   its progress is a `BatchProgressPayload`.
+- `review` ("preview" or "changes") on any of them: each change of the answers yours to keep or drop;
+  with "changes" the reply's status is `review` and its `review` holds the changes, then
+  `refactorLsp.applyChanges` takes one `ApplyChangesArguments` object (`uri`, `review`, `keep`) and
+  answers a `RefactorReply` as the request would have.
 - `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?, and
   `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
   `RefactorReply`: one part's stats, or for several the batch's record.
@@ -35,8 +39,6 @@ from ..text import inert, neutralise_links
 if TYPE_CHECKING:
     from cattrs import Converter
 
-    from ..stats.measured import RefactorStats
-
 REFACTOR_COMMAND = "refactorLsp.refactor"
 REFACTOR_EACH_COMMAND = "refactorLsp.refactorEach"
 APPLY_SNIPPET_COMMAND = "refactorLsp.applySnippet"
@@ -46,7 +48,11 @@ STATS_NOTIFICATION = "refactorLsp/stats"
 PROGRESS_NOTIFICATION = "refactorLsp/progress"
 PROGRESS_TOKEN_PREFIX = "refactor-lsp/"
 
+APPLY_CHANGES_COMMAND = "refactorLsp.applyChanges"
+
 EDIT_FORMATS: tuple[EditFormat, ...] = get_args(EditFormat)
+ReviewMode = Literal["preview", "changes"]
+REVIEW_MODES: tuple[ReviewMode, ...] = get_args(ReviewMode)
 # Actions made for one region: its diagnostics, its instruction comment.
 BATCH_REFUSED_ACTIONS = (FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID)
 _ARGUMENTS_SHAPE = "refactorLsp.refactor takes one object: {uri, range, actionId?, instruction?, ...}"
@@ -65,6 +71,9 @@ class RefactorArguments:
     diagnostics: tuple[str, ...] = ()
     edit_format: EditFormat | None = None  # None: the preset's, else the config's
     wait: bool = True  # reply when done; False: reply at once and report through messages
+    # Each change yours to keep or drop (server/offer.py): "preview", in the editor's preview; "changes",
+    # offered in the reply for a plugin to show, then `refactorLsp.applyChanges`. None: applied whole.
+    review: ReviewMode | None = None
 
 
 def _field(raw: Mapping[str, Any], expected: type | tuple[type, ...], what: str, *names: str) -> Any:
@@ -111,6 +120,11 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
         raise ValueError(f"`editFormat` must be one of {', '.join(EDIT_FORMATS)}, not {edit_format[:40]!r}")
     chosen_format = next((f for f in EDIT_FORMATS if f == edit_format), None)  # typed: one of the Literal
     wait = _field(raw, bool, "true or false", "wait")
+    review = _field(raw, str, "a string", "review")
+    if review is not None and review not in REVIEW_MODES:
+        raise ValueError(f"`review` must be one of {', '.join(REVIEW_MODES)}, not {review[:40]!r}")
+    if review is not None and wait is False:
+        raise ValueError("`review` needs `wait: true`: the reply holds the changes, or the review's outcome")
     return RefactorArguments(
         uri=uri,
         range=lsp_range,
@@ -121,6 +135,7 @@ def _structure_arguments(raw: Any, converter: Converter) -> RefactorArguments:
         diagnostics=tuple(diagnostics),
         edit_format=chosen_format,
         wait=wait is not False,
+        review=next((m for m in REVIEW_MODES if m == review), None),  # typed: one of the Literal
     )
 
 
@@ -182,11 +197,37 @@ def _structure_apply(raw: Any, converter: Converter) -> ApplyArguments:
     return ApplyArguments(arguments, snippet)
 
 
+@attrs.frozen
+class ApplyChangesArguments:
+    """The `refactorLsp.applyChanges` argument object: the document, the review's id (from the reply
+    that offered it) and the ids of the changes to keep (none: drop them all)."""
+
+    uri: str
+    review: str
+    keep: tuple[int, ...]
+
+
+def _structure_apply_changes(raw: Any, converter: Converter) -> ApplyChangesArguments:
+    if not isinstance(raw, Mapping) or "uri" not in raw or "review" not in raw:
+        raise ValueError("refactorLsp.applyChanges takes one object: {uri, review, keep}")
+    uri = _field(raw, str, "a string (the document's URI)", "uri")
+    review = _field(raw, str, "a string (the review's id)", "review")
+    keep = _field(raw, list, "an array of change ids", "keep") or []
+    if not all(type(k) is int and 0 < k <= 1_000_000 for k in keep):
+        raise ValueError("`keep` must be an array of change ids (whole numbers from 1)")
+    if len(set(keep)) != len(keep):
+        raise ValueError("`keep` names a change twice")
+    return ApplyChangesArguments(uri or "", review or "", tuple(keep))
+
+
 def register(converter: Converter) -> None:
     """Teach the server's converter to build the commands' argument objects from their JSON."""
     converter.register_structure_hook(RefactorArguments, lambda raw, _type: _structure_arguments(raw, converter))
     converter.register_structure_hook(BatchArguments, lambda raw, _type: _structure_batch(raw, converter))
     converter.register_structure_hook(ApplyArguments, lambda raw, _type: _structure_apply(raw, converter))
+    converter.register_structure_hook(
+        ApplyChangesArguments, lambda raw, _type: _structure_apply_changes(raw, converter)
+    )
 
 
 class RefactorStatus(enum.StrEnum):
@@ -200,6 +241,7 @@ class RefactorStatus(enum.StrEnum):
     PARTIAL = "partial"  # a batch: some targets applied, not all; `stats.batch.targets` says which and why
     BUSY = "busy"  # another refactor runs on this document
     STARTED = "started"  # `wait: false`: the outcome comes as messages
+    REVIEW = "review"  # `review: "changes"`: nothing applied yet; `review` holds the changes to keep or drop
 
 
 @attrs.frozen
@@ -207,6 +249,7 @@ class RefactorReply:
     status: RefactorStatus
     message: str | None = None
     stats: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None  # status `review`: {id, changes: [...]} (server/offer.py)
 
     def to_json(self) -> dict[str, Any]:
         """The reply as the editor gets it: its texts made inert like every notification's (a client
@@ -216,14 +259,9 @@ class RefactorReply:
             reply["message"] = neutralise_links(self.message)
         if self.stats is not None:
             reply["stats"] = inert(self.stats)
+        if self.review is not None:
+            reply["review"] = inert(self.review)
         return reply
-
-
-def stats_payload(stats: RefactorStats) -> dict[str, Any]:
-    """`refactorLsp/stats` and a reply's `stats`: the record, plus its texts ready-made."""
-    from ..stats.words import status_text, summary
-
-    return {**stats.to_dict(), "summary": summary(stats), "status_text": status_text(stats)}
 
 
 @attrs.frozen

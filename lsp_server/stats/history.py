@@ -67,6 +67,10 @@ class HistoryRecord:
     repaired: bool | None = None
     repair_ms: float | None = None
     repair_completion_tokens: int | None = None
+    # A review (added within version 1, as prediction_reason): the answer's changes and how many the user
+    # kept; None when the answer was applied whole.
+    changes: int | None = None
+    changes_kept: int | None = None
     applied: bool | None = None
 
     @classmethod
@@ -258,3 +262,39 @@ def summarize_history(records: Iterable[HistoryRecord]) -> list[BackendSummary]:
             speedup = modes[1].latency_ms / modes[0].latency_ms
         summaries.append(BackendSummary(backend, tuple(modes), speedup))
     return summaries
+
+
+@dataclass(frozen=True)
+class KeptSummary:
+    """How much of a backend's answers for one action people kept when they reviewed them."""
+
+    backend: str
+    action: str
+    reviews: int
+    changes: int
+    kept: int
+
+    def line(self) -> str:
+        """`cloud, add type hints: 82% of changes kept (41 of 50, in 12 reviews)`."""
+        share = self.kept / self.changes if self.changes else 0.0
+        reviews = f"{self.reviews} review{'' if self.reviews == 1 else 's'}"
+        counted = f"{self.kept} of {self.changes}, in {reviews}"
+        return f"{self.backend}, {self.action or 'refactor'}: {share:.0%} of changes kept ({counted})"
+
+
+def summarize_kept(records: Iterable[HistoryRecord], backend: str | None = None) -> list[KeptSummary]:
+    """Per backend and action, the changes people kept of the answers they reviewed (most reviewed first)."""
+    groups: dict[tuple[str, str], list[HistoryRecord]] = {}
+    for record in records:
+        if record.changes is None or record.changes_kept is None or not record.changes:
+            continue
+        if backend is not None and record.backend != backend:
+            continue
+        groups.setdefault((record.backend, record.action), []).append(record)
+    summaries = [
+        KeptSummary(
+            name, action, len(group), sum(r.changes or 0 for r in group), sum(r.changes_kept or 0 for r in group)
+        )
+        for (name, action), group in groups.items()
+    ]
+    return sorted(summaries, key=lambda s: (-s.reviews, s.backend, s.action))

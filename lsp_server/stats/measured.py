@@ -66,6 +66,10 @@ class RefactorStats:
     repair_completion_tokens: int | None = None
     repair_prompt_tokens: int | None = None
     repair_cost: float | None = None
+    # A review (pipeline/review.py): the answer's changes, and how many of them the user kept (None: the
+    # answer was applied whole, unreviewed).
+    changes: int | None = None
+    changes_kept: int | None = None
     # The outcome, added by the caller (server, CLI, bench) once it knows it.
     applied: bool | None = None
     uri: str = ""

@@ -20,6 +20,8 @@ def summary(stats: RefactorStats) -> str:
         parts.append(f"{stats.tokens_per_s:.0f} tok/s")
     parts += prediction_parts(stats)
     parts += repair_parts(stats)
+    if stats.changes_kept is not None and stats.changes is not None:
+        parts.append(f"kept {stats.changes_kept} of {stats.changes} change{'' if stats.changes == 1 else 's'}")
     if stats.edit_format:
         parts.append(format_label(stats))
     if stats.cost is not None:

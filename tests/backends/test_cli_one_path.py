@@ -27,7 +27,8 @@ SNIPPET = (
     "def describe(radius):\n    # ... existing code ...\n    return repr(radius)\n"
 )
 KEYS = {
-    "kind", "outcome", "reason", "new_text", "answer", "answer_file", "repaired", "error", "stats", "targets", "totals"
+    "kind", "outcome", "reason", "new_text", "answer", "answer_file", "repaired", "error", "stats", "targets", "totals",
+    "changes",
 }  # fmt: skip
 
 

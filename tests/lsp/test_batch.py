@@ -206,8 +206,10 @@ async def test_preview_asks_for_each_definition(editor: Editor, backend: FakeBac
         (sent,) = editor.edits_received
         annotations = sent.edit.change_annotations
         assert annotations is not None
-        assert sorted(a.label for a in annotations.values()) == [
-            f"function `f{n}` (lines {5 * n + 1}-{5 * n + 3})" for n in range(3)
+        # One annotation a change, its label the change's words and its description the definition.
+        assert [(a.label, a.description) for a in annotations.values()] == [
+            (f"lines {5 * n + 2}-{5 * n + 3}: `total` → `result`", f"function `f{n}` (lines {5 * n + 1}-{5 * n + 3})")
+            for n in range(3)
         ]
         assert all(a.needs_confirmation for a in annotations.values())
         edits = sent.edit.document_changes[0].edits

@@ -1,0 +1,121 @@
+"""`refactor --review`, `apply --review`: each change of the answers asked about on a terminal, as
+`git add -p` asks about each hunk, before anything is written or shown.
+
+The question goes to the terminal (stdin when it is one, else /dev/tty: `apply - --review` reads the
+snippet from stdin), the change's lines as a diff on stderr; stdout stays the diff or `--json`'s. With
+no terminal at all, `--review` is refused before anything is sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ..pipeline.outcome import Settled
+    from ..pipeline.review import Review, ReviewChange
+
+NO_TERMINAL = (
+    "--review asks about each change on a terminal, and there is none here: run it in one, or leave "
+    "--review out (--json lists every change with its label)"
+)
+HELP = """y - keep this change
+n - drop this change
+a - keep this change and every later one of this file
+d - drop this change and every later one of this file
+q - quit: drop this change and every later one
+? - print this help"""
+CHOICES = "y,n,a,d,q,?"
+
+
+class NoTerminal(ValueError):
+    """--review without a terminal to ask on."""
+
+
+@dataclass
+class Reviewer:
+    """The terminal the questions go to and the answers come from."""
+
+    read: TextIO
+    write: TextIO
+    opened: list[TextIO] = field(default_factory=list)  # what this reviewer opened, and closes
+
+    @staticmethod
+    def open() -> Reviewer:
+        """The terminal: stdin and stderr when stdin is one, else /dev/tty. Raises NoTerminal."""
+        if sys.stdin.isatty():
+            return Reviewer(sys.stdin, sys.stderr)
+        try:
+            tty = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115  (kept open for the review; close() ends it)
+        except OSError:
+            raise NoTerminal(NO_TERMINAL) from None
+        return Reviewer(tty, tty, [tty])
+
+    def close(self) -> None:
+        for handle in self.opened:
+            with contextlib.suppress(OSError):
+                handle.close()
+
+    def ask(self, review: Review, settled: Settled) -> list[int]:
+        """The ids of the changes kept, asked one by one, in order."""
+        kept: list[int] = []
+        decided: dict[str, bool] = {}  # a file's later changes, decided by `a` or `d`
+        quit_all = False
+        total = len(review.changes)
+        for change in review.changes:
+            document = settled.outcomes[change.target].item.document
+            if quit_all:
+                continue
+            if document in decided:
+                if decided[document]:
+                    kept.append(change.id)
+                continue
+            self._show(change, settled, total)
+            answer = self._answer()
+            if answer in ("y", "a"):
+                kept.append(change.id)
+            if answer in ("a", "d"):
+                decided[document] = answer == "a"
+            quit_all = answer == "q"
+        return kept
+
+    def _show(self, change: ReviewChange, settled: Settled, total: int) -> None:
+        outcome = settled.outcomes[change.target]
+        result = outcome.result
+        assert result is not None  # a change is of an edited target
+        item, body = change.change, _diff(result.text, change)
+        needs = f" (needs change {', '.join(map(str, change.needs))})" if change.needs else ""
+        print(
+            f"\n{outcome.item.document}: change {change.id} of {total}, {outcome.item.target.describe()}\n"
+            f"  {item.label}{needs}\n{body}",
+            file=self.write,
+            flush=True,
+        )
+
+    def _answer(self) -> str:
+        while True:
+            print(f"Keep this change [{CHOICES}]? ", end="", file=self.write, flush=True)
+            line = self.read.readline()
+            if not line:  # the input ended: nothing more is kept
+                print("", file=self.write)
+                return "q"
+            answer = line.strip().lower()[:1]
+            if answer in ("y", "n", "a", "d", "q"):
+                return answer
+            print(HELP, file=self.write, flush=True)
+
+
+def _diff(text: str, change: ReviewChange) -> str:
+    """The change's lines as they were (`-`) and as they would be (`+`)."""
+    from ..formats.edits import Replacement, apply_replacements
+
+    edits = change.change.edits
+    begin = text.rfind("\n", 0, edits[0].start) + 1
+    end_at = text.find("\n", edits[-1].end)
+    end = len(text) if end_at < 0 else end_at + 1
+    old = text[begin:end]
+    new = apply_replacements(old, [Replacement(e.start - begin, e.end - begin, e.text) for e in edits])
+    lines = [f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()]
+    return "\n".join(lines)

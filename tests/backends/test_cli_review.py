@@ -1,0 +1,142 @@
+"""`refactor --review` and `apply --review` (issue 38): each change asked about on a real terminal (a
+pseudo-terminal), as `git add -p` asks about hunks; only the kept changes written, checked first; refused
+without a terminal; `--json` lists every change and whether it was kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from tests.conftest import write_config
+
+SOURCE = """import os
+
+
+def fetch(url, retries):
+
+    data = None
+
+    for attempt in range(retries):
+        data = get(url)
+
+    total = len(data)
+
+    return total
+"""
+ANSWER = (
+    SOURCE[SOURCE.index("def fetch") :]
+    .replace("data = None", "data = {}")
+    .replace("data = get(url)", "data = get(url, timeout=10)")
+    .replace("total = len(data)", "total = len(data or [])")
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
+    source = tmp_path / "fetch.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
+
+
+def on_terminal(project: dict[str, Any], answers: str, *args: str) -> tuple[int, str, str]:
+    """The CLI with a pseudo-terminal as stdin, `answers` typed into it; (exit code, stdout, stderr)."""
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, answers.encode())
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_server", *args, "--config", str(project["config"])],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            cwd=project["dir"],
+            env={**os.environ, "REFACTOR_LSP_CONFIG": str(project["config"])},
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_review_keeps_and_drops_changes_as_answered_on_the_terminal(project: dict[str, Any], fake_backend) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER))
+    code, out, err = on_terminal(
+        project, "y\nn\ny\n", "refactor", "fetch.py", "--at", "6", "-i", "harden it", "--review", "--write", "--json"
+    )
+    assert code == 0, err
+    assert err.count("Keep this change [y,n,a,d,q,?]? ") == 3
+    assert "change 1 of 3" in err and "line 6: `data = None` → `data = {}`" in err
+    assert "-     data = None" in err and "+     data = {}" in err
+    written = project["source"].read_text(encoding="utf-8")
+    assert written == SOURCE.replace("data = None", "data = {}").replace("total = len(data)", "total = len(data or [])")
+    report = json.loads(out)
+    assert [(c["id"], c["kept"]) for c in report["changes"]] == [(1, True), (2, False), (3, True)]
+    assert [c["label"] for c in report["changes"]][1] == "line 9: `data = get(url)` → `data = get(url, timeout=10)`"
+    assert "kept 2 of 3 changes" in err
+
+
+def test_help_then_keep_the_rest_of_the_file(project: dict[str, Any], fake_backend) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER))
+    code, _, err = on_terminal(
+        project, "?\nn\na\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review", "--write"
+    )
+    assert code == 0, err
+    assert "a - keep this change and every later one of this file" in err
+    assert err.count("Keep this change") == 3  # the help, then n, then a: the third change is not asked
+    assert project["source"].read_text(encoding="utf-8") == SOURCE.replace(
+        "data = get(url)", "data = get(url, timeout=10)"
+    ).replace("total = len(data)", "total = len(data or [])")
+
+
+def test_a_kept_subset_that_breaks_the_code_is_refused_and_nothing_is_written(
+    project: dict[str, Any], fake_backend
+) -> None:
+    source = "def build(items):\n    data = None\n\n    size = 1\n    return data, size\n"
+    project["source"].write_text(source, encoding="utf-8")
+    fake_backend.enqueue(Reply(text="def build(items):\n    data = dict(\n\n    size=1)\n    return data, size\n"))
+    code, _, err = on_terminal(project, "y\nn\n", "refactor", "fetch.py", "--at", "2", "-i", "x", "--review", "--write")
+    assert code == 1, err
+    assert "keeping change 1 without change 2 leaves an error: '(' was never closed" in err
+    assert project["source"].read_text(encoding="utf-8") == source
+
+
+def test_quit_keeps_nothing_and_writes_nothing(project: dict[str, Any], fake_backend) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER))
+    code, _, err = on_terminal(project, "q\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review", "--write")
+    assert code == 0, err
+    assert err.count("Keep this change") == 1
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_review_without_a_terminal_is_refused_before_anything_is_sent(project: dict[str, Any], fake_backend) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review", "--json",
+         "--config", str(project["config"])],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, cwd=project["dir"],
+        start_new_session=True,  # no controlling terminal: /dev/tty cannot be opened either
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "--review asks about each change on a terminal, and there is none here" in done.stderr
+    assert json.loads(done.stdout)["outcome"] == "usage"
+    assert fake_backend.requests == []
+
+
+def test_apply_review_reads_the_snippet_from_stdin_and_asks_on_the_terminal(
+    project: dict[str, Any], fake_backend
+) -> None:
+    snippet = project["dir"] / "snippet.py"
+    snippet.write_text(ANSWER, encoding="utf-8")
+    code, out, err = on_terminal(project, "n\ny\nn\n", "apply", "fetch.py", "snippet.py", "--review", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert [c["kept"] for c in report["changes"]] == [False, True, False]
+    assert report["new_text"] == SOURCE.replace("data = get(url)", "data = get(url, timeout=10)")

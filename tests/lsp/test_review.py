@@ -1,0 +1,257 @@
+"""Each change of an answer yours to keep or drop, over real LSP against the loopback backend (issue 38):
+one annotated edit per change where the editor takes annotations, a plugin's review (`review:
+"changes"`, then `refactorLsp.applyChanges`), the editor's preview (`review: "preview"`), what is kept
+checked, a review held open on its document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from tests.conftest import editor_settings, fake_fixture
+from tests.lsp_harness import Editor, server_setup, session, start_session
+
+SETUP = server_setup()
+WORKSPACE = SETUP.state_dir / "review-workspace"
+
+SOURCE = """import os
+
+
+def fetch(url, retries):
+
+    data = None
+
+    for attempt in range(retries):
+        data = get(url)
+
+    if not data:
+        raise ValueError(url)
+
+    total = len(data)
+
+    return total
+"""
+REGION = SOURCE[SOURCE.index("def fetch") :]
+# Five changes, a blank line between each: the signature, the start value, the call, the error, the size.
+ANSWER = (
+    REGION.replace("def fetch(url, retries):", "def fetch(url, retries, timeout=10):")
+    .replace("data = None", "data = {}")
+    .replace("data = get(url)", "data = get(url, timeout=timeout)")
+    .replace("raise ValueError(url)", "raise LookupError(url)")
+    .replace("total = len(data)", "total = len(data or [])")
+)
+LABELS = [
+    "line 4: `def fetch(url, retries):` → `def fetch(url, retries, timeout=10):`",
+    "line 6: `data = None` → `data = {}`",
+    "line 9: `data = get(url)` → `data = get(url, timeout=timeout)`",
+    "line 12: `ValueError` → `LookupError`",
+    "line 14: `total = len(data)` → `total = len(data or [])`",
+]
+
+backend = fake_fixture(step_s=0.002)
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend, keys={"prediction": "always"}))
+
+
+def ask(editor: Editor, uri: str, **more: Any) -> dict[str, Any]:
+    return {"uri": uri, "range": editor.cursor_at(uri, "data = None"), "instruction": "harden it", **more}
+
+
+def keeping(*numbers: int) -> str:
+    """The answer with only the changes numbered (1-5, as LABELS) made."""
+    pairs = [
+        ("def fetch(url, retries):", "def fetch(url, retries, timeout=10):"),
+        ("data = None", "data = {}"),
+        ("data = get(url)", "data = get(url, timeout=timeout)"),
+        ("raise ValueError(url)", "raise LookupError(url)"),
+        ("total = len(data)", "total = len(data or [])"),
+    ]
+    text = SOURCE
+    for number in numbers:
+        old, new = pairs[number - 1]
+        text = text.replace(old, new)
+    return text
+
+
+async def test_each_change_is_one_annotated_edit_with_its_label(editor: Editor, backend: FakeBackend) -> None:
+    uri = editor.open(WORKSPACE / "annotated.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    reply = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
+    (sent,) = editor.edits_received
+    annotations = sent.edit.change_annotations
+    assert annotations is not None and [a.label for a in annotations.values()] == LABELS
+    assert not any(a.needs_confirmation for a in annotations.values())  # applied at once: no review asked
+    edits = sent.edit.document_changes[0].edits
+    assert all(isinstance(e, types.AnnotatedTextEdit) for e in edits)
+    assert [annotations[e.annotation_id].label for e in edits] == LABELS  # one edit a change, in order
+
+
+async def test_a_plugin_reviews_the_changes_and_what_it_keeps_is_applied_as_one_edit(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    uri = editor.open(WORKSPACE / "review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    assert offer["status"] == "review", offer
+    assert editor.edits_received == [] and editor.buffers[uri] == SOURCE  # nothing applied yet
+    changes = offer["review"]["changes"]
+    assert [c["label"] for c in changes] == LABELS and [c["id"] for c in changes] == [1, 2, 3, 4, 5]
+    assert changes[3]["range"]["start"]["line"] == 11 and changes[3]["definition"].startswith("function `fetch`")
+    # Another refactor of the document waits for the review.
+    busy = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+    assert busy["status"] == "busy" and "a review is open on this file" in busy["message"]
+    reply = await editor.execute(
+        "refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1, 2, 4]}
+    )
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == keeping(1, 2, 4)
+    assert len(editor.edits_received) == 1  # one edit: one undo
+    assert "kept 3 of 5 changes" in editor.stats[-1]["summary"]
+    assert (editor.stats[-1]["changes"], editor.stats[-1]["changes_kept"]) == (5, 3)
+    # The review is over: the document is free, and the same review cannot be applied twice.
+    again = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": []})
+    assert again["status"] == "error" and "no review is open" in again["message"]
+
+
+async def test_a_kept_subset_that_breaks_the_code_is_refused_and_names_the_missing_change(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    source = "def build(items):\n    data = None\n\n    size = 1\n    return data, size\n"
+    answer = "def build(items):\n    data = dict(\n\n    size=1)\n    return data, size\n"
+    uri = editor.open(WORKSPACE / "broken-subset.py", source)
+    backend.enqueue(Reply(text=answer))
+    offer = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data = None"), "instruction": "x", "review": "changes"},
+    )
+    assert [c["id"] for c in offer["review"]["changes"]] == [1, 2]
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]})
+    assert reply["status"] == "error", reply
+    assert "keeping change 1 without change 2 leaves an error: '(' was never closed" in reply["message"]
+    assert editor.buffers[uri] == source and editor.edits_received == []
+
+
+async def test_the_document_changed_inside_the_region_while_reviewing_applies_nothing(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    uri = editor.open(WORKSPACE / "stale-review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    typed = SOURCE.replace("return total", "return total  # checked")
+    editor.change(uri, typed)
+    reply = await editor.execute(
+        "refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1, 2]}
+    )
+    assert reply["status"] == "stale", reply
+    assert editor.buffers[uri] == typed and editor.edits_received == []
+
+
+async def test_typing_outside_the_region_while_reviewing_is_kept_and_the_changes_applied_on_top(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    uri = editor.open(WORKSPACE / "rebased-review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    editor.change(uri, SOURCE.replace("import os\n", "import os\nimport sys\n"))
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [5]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == keeping(5).replace("import os\n", "import os\nimport sys\n")
+
+
+async def test_cancel_drops_an_open_review_and_frees_the_document(editor: Editor, backend: FakeBackend) -> None:
+    uri = editor.open(WORKSPACE / "cancel-review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    assert (await editor.execute("refactorLsp.cancel", {"uri": uri})) == {"cancelled": 1}
+    assert any("nothing was applied" in m for m in editor.messages())
+    dropped = await editor.execute(
+        "refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]}
+    )
+    assert dropped["status"] == "error" and editor.buffers[uri] == SOURCE
+    backend.enqueue(Reply(text=ANSWER))
+    assert (await editor.execute("refactorLsp.refactor", ask(editor, uri)))["status"] == "applied"
+
+
+async def test_each_definition_reviewed_at_once_names_each_change_by_its_definition(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    source = (
+        "def f(value):\n    total = value\n    return total\n\n\ndef g(value):\n    total = value\n    return total\n"
+    )
+    uri = editor.open(WORKSPACE / "each-review.py", source)
+    offer = await editor.execute(
+        "refactorLsp.refactorEach",
+        {"uri": uri, "targets": "file", "instruction": "rename total to result", "review": "changes"},
+    )
+    assert offer["status"] == "review", offer
+    changes = offer["review"]["changes"]
+    assert [c["definition"].split(" (")[0] for c in changes] == ["function `f`", "function `g`"]
+    assert [c["label"] for c in changes] == ["lines 2-3: `total` → `result`", "lines 7-8: `total` → `result`"]
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [2]})
+    assert reply["status"] == "partial", reply
+    assert editor.buffers[uri] == source.replace("    total = value\n    return total\n\n\n", "XX", 1).replace(
+        "total", "result"
+    ).replace("XX", "    total = value\n    return total\n\n\n")
+    outcomes = [t["outcome"] for t in reply["stats"]["batch"]["targets"]]
+    assert outcomes == ["rejected", "applied"]
+
+
+async def test_the_editors_preview_keeps_the_ticked_changes_and_undoes_a_subset_that_breaks_the_code(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    uri = editor.open(WORKSPACE / "preview-review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    editor.preview_keeps = lambda label: not label.startswith("line 12:")  # the user unticks the error change
+    try:
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="preview"))
+        assert reply["status"] == "applied", reply
+        assert editor.buffers[uri] == keeping(1, 2, 3, 5)
+        annotations = editor.edits_received[0].edit.change_annotations
+        assert annotations is not None and all(a.needs_confirmation for a in annotations.values())
+        assert "kept 4 of 5 changes" in editor.stats[-1]["summary"]
+        # A subset that leaves a bracket open: what the preview applied is undone, nothing stays.
+        source = "def build(items):\n    data = None\n\n    size = 1\n    return data, size\n"
+        broken = editor.open(WORKSPACE / "preview-broken.py", source)
+        backend.enqueue(Reply(text="def build(items):\n    data = dict(\n\n    size=1)\n    return data, size\n"))
+        editor.preview_keeps = lambda label: label.startswith("line 2:")
+        reply = await editor.execute(
+            "refactorLsp.refactor",
+            {"uri": broken, "range": editor.cursor_at(broken, "data = None"), "instruction": "x", "review": "preview"},
+        )
+        assert reply["status"] == "rejected", reply
+        assert "keeping change 1 without change 2 leaves an error" in reply["message"]
+        assert "what the preview applied was undone" in reply["message"]
+        assert editor.buffers[broken] == source
+    finally:
+        editor.preview_keeps = None
+
+
+@pytest.mark.parametrize("review", ["sometimes", 1])
+async def test_a_review_that_is_no_mode_is_invalid_params(editor: Editor, review: Any) -> None:
+    uri = editor.open(WORKSPACE / "bad-review.py", SOURCE)
+    with pytest.raises(Exception, match="review"):
+        await editor.execute("refactorLsp.refactor", ask(editor, uri, review=review))
+
+
+async def test_an_editor_without_annotations_gets_todays_edit(backend: FakeBackend, tmp_path: Any) -> None:
+    editor = await start_session(
+        SETUP, tmp_path / "emacs", editor_settings(backend, keys={"prediction": "always"}), client_name="emacs"
+    )
+    client: LanguageClient = editor.client
+    try:
+        uri = editor.open(tmp_path / "emacs" / "plain.py", SOURCE)
+        backend.enqueue(Reply(text=ANSWER))
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+        assert reply["status"] == "applied", reply
+        (sent,) = editor.edits_received
+        assert sent.edit.change_annotations is None
+        assert not any(isinstance(e, types.AnnotatedTextEdit) for e in sent.edit.document_changes[0].edits)
+        assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
+    finally:
+        await client.shutdown_session()
