@@ -33,6 +33,7 @@ from ..pipeline.totals import batch_totals
 from ..scope import ScopeCache
 from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, ApplyRun
 from .apply_tasks import ApplyTask, Skipped
+from .interrupt import Interrupt, interrupted_note, keeps
 from .probes import describe_server, drafts_between, machine, read_counters
 from .report import Meta
 from .schedule import BenchPlan, SizeRuleOnly, warm_up
@@ -127,6 +128,7 @@ async def measure_apply(
     command: str,
     note: str = "",
     progress_stream: TextIO | None = None,
+    interrupt: Interrupt | None = None,
 ) -> ApplyReport:
     """The whole apply bench: warm up, describe the servers, every task's three merges per repetition (a
     line each on stderr), /metrics read before and after. Raises BenchError."""
@@ -139,16 +141,17 @@ async def measure_apply(
     before = await read_counters(plan.bench.backend)
     started = time.monotonic()
     runs: list[ApplyRun] = []
-    for repetition, task, modes in apply_schedule(plan):
-        for position, mode in enumerate(modes):
-            run = await run_apply(engine, plan, task, mode, repetition, position)
-            runs.append(run)
-            verdict = "as expected" if run.matches_expected else f"NOT as expected ({run.reason or 'another text'})"
-            stream.write(
-                f"bench: {len(runs)}/{plan.runs} {task.name} ({MODE_NAMES[mode]}, #{repetition + 1}): "
-                f"{run.wall_ms / 1000:.2f} s, {run.parts} part(s), {verdict}\n"
-            )
-            stream.flush()
+    async with keeps(interrupt):
+        for repetition, task, modes in apply_schedule(plan):
+            for position, mode in enumerate(modes):
+                run = await run_apply(engine, plan, task, mode, repetition, position)
+                runs.append(run)
+                verdict = "as expected" if run.matches_expected else f"NOT as expected ({run.reason or 'another text'})"
+                stream.write(
+                    f"bench: {len(runs)}/{plan.runs} {task.name} ({MODE_NAMES[mode]}, #{repetition + 1}): "
+                    f"{run.wall_ms / 1000:.2f} s, {run.parts} part(s), {verdict}\n"
+                )
+                stream.flush()
     after = await read_counters(plan.bench.backend)
     meta = Meta(
         date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -165,5 +168,6 @@ async def measure_apply(
         machine=machine(),
         wall_s=round(time.monotonic() - started, 1),
         metrics_during_bench=drafts_between(before, after),
+        interrupted=interrupted_note(len(runs), plan.runs) if interrupt is not None and interrupt.happened else None,
     )
     return ApplyReport(meta, plan.tasks, plan.skipped, tuple(runs))

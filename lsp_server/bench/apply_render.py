@@ -61,11 +61,18 @@ def _headline(summary: ApplySummary) -> list[str]:
 
 
 def _header(report: ApplyReport) -> list[str]:
-    from .render import machine_line, metrics_lines, profile_text, server_lines
+    from .render import interrupted_lines, machine_line, metrics_lines, profile_text, server_lines
 
     meta = report.meta
     note = [f"note: {meta.note}"] if meta.note else []
-    return [*server_lines(meta), profile_text(meta), *note, machine_line(meta), *metrics_lines(meta)]
+    return [
+        *interrupted_lines(meta),
+        *server_lines(meta),
+        profile_text(meta),
+        *note,
+        machine_line(meta),
+        *metrics_lines(meta),
+    ]
 
 
 def render_apply_terminal(report: ApplyReport) -> str:

@@ -29,6 +29,7 @@ from ..scope.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
 from .display import ProgressDisplay
+from .interrupt import Interrupt, interrupted_note, keeps
 from .runs import Mode, Run
 from .schedule import around, check_prediction_ran, record, similarity
 from .setup import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
@@ -173,23 +174,32 @@ async def measure_batches(
     command: str,
     note: str = "",
     progress_stream: TextIO | None = None,
+    interrupt: Interrupt | None = None,
 ) -> BatchReport:
-    """The whole bench of batch tasks: every task's four batch runs per repetition, in `runner.around`'s
-    frame (warm-up N at once). Raises BenchError."""
+    """The whole bench of batch tasks: every task's four batch runs per repetition, in `schedule.around`'s
+    frame (warm-up N at once). Ctrl-C (`interrupt`) ends it with the batch runs measured. Raises BenchError."""
 
     async def run_all(progress: ProgressDisplay) -> list[BatchTaskRun]:
         runs: list[BatchTaskRun] = []
-        for repetition, task, cells in batch_schedule(plan):
-            for position, cell in enumerate(cells):
-                progress.begin(task.name, cell[0], repetition, cell[1])
-                runs.append(await run_batch_task(engine, plan, task, cell, repetition, position, progress))
+        async with keeps(interrupt):
+            for repetition, task, cells in batch_schedule(plan):
+                for position, cell in enumerate(cells):
+                    progress.begin(task.name, cell[0], repetition, cell[1])
+                    runs.append(await run_batch_task(engine, plan, task, cell, repetition, position, progress))
         return runs
 
     runs, frame = await around(
         engine, plan.bench, run_all, runs=plan.targets, at_once=plan.jobs, progress_stream=progress_stream
     )
+    stopped = interrupt is not None and interrupt.happened
     meta = frame.meta(
-        plan.bench, command=command, tasks_dir=tasks_dir, note=note, order=BATCH_ORDER, concurrency=(1, plan.jobs)
+        plan.bench,
+        command=command,
+        tasks_dir=tasks_dir,
+        note=note,
+        order=BATCH_ORDER,
+        concurrency=(1, plan.jobs),
+        interrupted=interrupted_note(len(runs), len(batch_schedule(plan)) * 4) if stopped else None,
     )
     tasks = tuple(
         summarize_task(task.name, task.language, len(task.targets), plan.jobs, [r for r in runs if r.task == task.name])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import textwrap
 import time
 from typing import TextIO
 
@@ -13,22 +12,6 @@ from .runs import MODE_LABELS, Mode, Run
 
 # The pair table's words for the region modes; the edit-format table's for the rest.
 _LABELS: dict[Mode, str] = {**MODE_LABELS, "prediction": "with prediction", "baseline": "without"}
-
-
-# A run's reason in its progress line: what went wrong, shortened first, and what to do, kept whole.
-REASON_CHARS, ADVICE_CHARS = 200, 120
-
-
-def reason_in_a_line(message: str) -> str:
-    """`message` in at most REASON_CHARS characters of whole words (never a word cut in half). Its advice,
-    after the last " — " ("... — raise bench --max-tokens"), stays whole when it is short: the problem
-    before it gives way."""
-    if len(message) <= REASON_CHARS:
-        return message
-    problem, dash, advice = message.rpartition(" — ")
-    if not dash or len(advice) > ADVICE_CHARS:
-        return textwrap.shorten(message, REASON_CHARS, placeholder=" …")
-    return f"{textwrap.shorten(problem, REASON_CHARS - len(advice) - len(dash), placeholder=' …')}{dash}{advice}"
 
 
 class ProgressDisplay:
@@ -75,15 +58,21 @@ class ProgressDisplay:
             self._bar(f" · {progress.generated_chars}/{progress.predicted_chars} chars")
 
     def done(self, run: Run) -> None:
+        """A run ended: the bar moves on a terminal, a line elsewhere; a failed run's reason is said whole,
+        on a line of its own, on a terminal too (the bar's line is cut to the terminal's width)."""
         self.done_count += 1
+        failed = run.outcome in ("refused", "error")
         if self.tty:
+            if failed:
+                self.stream.write("\r" + " " * self._columns() + "\r")
+                self.stream.write(f"bench: {self.current}: {run.outcome}: {run.message}\n")
             self._bar()
             return
         latency = f"{run.latency_ms / 1000:.2f} s" if run.latency_ms is not None else "no timing"
         tokens = run.stats.completion_tokens if run.stats is not None else None
         detail = f"{latency}, {tokens} tok" if tokens is not None else latency
-        if run.outcome in ("refused", "error"):
-            detail += f" — {run.outcome}: {reason_in_a_line(run.message)}"
+        if failed:
+            detail += f" — {run.outcome}: {run.message}"
         self.stream.write(f"bench: {self.done_count}/{self.total} {self.current}: {detail}\n")
         self.stream.flush()
 

@@ -91,7 +91,8 @@ def table_rows(report: Report, compact: bool = False) -> list[list[str]]:
 
 def header_lines(report: Report) -> list[str]:
     meta = report.meta
-    lines = [f"refactor-lsp bench · {meta.date} · refactor-lsp {meta.refactor_lsp}", *server_lines(meta)]
+    lines = [f"refactor-lsp bench · {meta.date} · refactor-lsp {meta.refactor_lsp}", *interrupted_lines(meta)]
+    lines += server_lines(meta)
     lines.append(profile_text(meta))
     if meta.note:
         lines.append(f"note: {meta.note}")
@@ -116,11 +117,19 @@ def machine_line(meta: Meta) -> str:
     return f"machine: {m.cpu}, {m.cores} cores, {m.memory_gib} GiB · {m.os} · Python {m.python}"
 
 
+def interrupted_lines(meta: Meta) -> list[str]:
+    """The header's first word on a bench Ctrl-C ended: how far it got."""
+    return [meta.interrupted] if meta.interrupted else []
+
+
 def metrics_lines(meta: Meta) -> list[str]:
-    """What the server under test's /metrics counted during the whole bench, when it has counters."""
+    """What the server under test's /metrics counted during the whole bench, when it has counters; a
+    count of nothing drafted says it was not reported, never "0 accepted (0%)"."""
     counted = meta.metrics_during_bench
     if not counted:
         return []
+    if not counted.drafted:
+        return [f"/metrics during the bench ({counted.url}): draft tokens not reported (none counted)"]
     return [
         f"/metrics during the bench ({counted.url}): {counted.drafted:.0f} draft tokens, "
         f"{counted.accepted:.0f} accepted ({counted.rate:.0%})"
@@ -224,7 +233,7 @@ def pairs_footer_lines(report: Report, left_out: Sequence[str] = ()) -> list[str
             "timing counts, their text is compared raw."
         )
     if total.errors:
-        lines.append(f"{total.errors} runs failed and are left out; see the JSON for the messages.")
+        lines.append(f"{total.errors} runs failed and are left out; each one's message is in its line above.")
     repairs = [
         (label, m.repaired, m.repair_failed) for label, m in (("with", total.prediction), ("without", total.baseline))
     ]

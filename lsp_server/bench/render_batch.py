@@ -4,7 +4,7 @@ within 120 columns (columns left out in a set order, and named), in Markdown who
 from __future__ import annotations
 
 from .batch_report import BatchCell, BatchReport, BatchTaskSummary
-from .render import machine_line, metrics_lines, profile_text, server_lines
+from .render import interrupted_lines, machine_line, metrics_lines, profile_text, server_lines
 from .render_cells import both, num
 from .render_terminal import dropped_note, fit_table, wrap
 
@@ -107,6 +107,7 @@ def header_lines(report: BatchReport) -> list[str]:
     names = ", ".join(f"{t.name} ({t.targets} definitions)" for t in report.tasks)
     return [
         f"refactor-lsp bench, batch tasks · {meta.date} · refactor-lsp {meta.refactor_lsp}",
+        *interrupted_lines(meta),
         *server_lines(meta),
         profile_text(meta),
         *([f"note: {meta.note}"] if meta.note else []),
@@ -146,7 +147,7 @@ def footer_lines(report: BatchReport) -> list[str]:
             lines.append(
                 f"{task.name}: {refused} answers were measured but not applicable (cut off, or not code) and "
                 f"{errors} targets got no answer; wall times include them, and a repetition with a target "
-                "without an answer gives no speed-up (see the JSON for the messages)."
+                "without an answer gives no speed-up (each one's message is in its line above)."
             )
     return lines
 

@@ -166,7 +166,7 @@ def formats_footer_lines(report: Report) -> list[str]:
     ]
     if not_applied:
         lines.append(
-            "not applied (refused or failed; their wait still counts): " + ", ".join(not_applied) + "; see the JSON "
-            "for the messages."
+            "not applied (refused or failed; their wait still counts): " + ", ".join(not_applied) + "; each one's "
+            "message is in its line above."
         )
     return lines

@@ -138,6 +138,7 @@ class Meta:
     edit_formats: tuple[str, ...] = ()  # --edit-format; empty: not asked
     hunks_min_lines: int | None = None  # what `auto` decided by, with --edit-format
     hunks_form: HunksForm | None = None  # refactor.hunks_form: the form hunks answers were asked in, with --edit-format
+    interrupted: str | None = None  # Ctrl-C ended the bench: how far it got (bench/interrupt.py)
 
     @property
     def profiles(self) -> dict[str, str]:

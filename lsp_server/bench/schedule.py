@@ -23,6 +23,7 @@ from ..pipeline.engine import Engine
 from ..pipeline.plan import Progress, RefactorError
 from .display import ProgressDisplay
 from .formats_report import summarize_formats
+from .interrupt import Interrupt, interrupted_note, keeps
 from .probes import DraftsCounted, ServerInfo, describe_server, drafts_between, machine, read_counters
 from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
@@ -192,13 +193,29 @@ class LevelRuns:
     wall_s: float
 
 
+class LevelCollector:
+    """A level's pairs and batches as they complete: what an interrupted level still has."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+        self.started = time.perf_counter()
+        self.pairs: list[Pair] = []
+        self.batches: list[Batch] = []
+
+    def level(self) -> LevelRuns:
+        return LevelRuns(self.concurrency, tuple(self.pairs), tuple(self.batches), time.perf_counter() - self.started)
+
+
 async def run_level(
-    engine: Engine, plan: BenchPlan, at_once: int, progress: ProgressDisplay | None = None
+    engine: Engine,
+    plan: BenchPlan,
+    at_once: int,
+    progress: ProgressDisplay | None = None,
+    collected: LevelCollector | None = None,
 ) -> LevelRuns:
-    """The whole schedule with `at_once` requests in flight: each (repetition, task, mode) a batch."""
-    started = time.perf_counter()
-    pairs: list[Pair] = []
-    batches: list[Batch] = []
+    """The whole schedule with `at_once` requests in flight: each (repetition, task, mode) a batch, each
+    pair and batch added to `collected` as it completes."""
+    collected = collected or LevelCollector(at_once)
     for repetition, task, modes in schedule(plan):
         by_mode: dict[Mode, Batch] = {}
         for position, mode in enumerate(modes):
@@ -206,13 +223,13 @@ async def run_level(
                 progress.begin(task.name, mode, repetition, at_once)
             batch = await run_batch(engine, plan, task, mode, repetition, position == 0, at_once, progress)
             by_mode[mode] = batch
-            batches.append(batch)
+            collected.batches.append(batch)
             for run in batch.runs:
                 check_prediction_ran(plan, [run])
         if "prediction" in by_mode and "baseline" in by_mode:
             with_, without = by_mode["prediction"].runs, by_mode["baseline"].runs
-            pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
-    return LevelRuns(at_once, tuple(pairs), tuple(batches), time.perf_counter() - started)
+            collected.pairs += [Pair(task.name, repetition, p, b) for p, b in zip(with_, without, strict=True)]
+    return collected.level()
 
 
 async def run_bench(engine: Engine, plan: BenchPlan, progress: ProgressDisplay | None = None) -> list[Pair]:
@@ -287,19 +304,28 @@ async def measure(
     command: str,
     note: str = "",
     progress_stream: TextIO | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Report:
     """The whole bench: every pair at each concurrency level (reading /metrics around each level under
     load), in `around`'s frame. The engine is made with `SizeRuleOnly()`, so that `auto` decides by the
-    region's size alone. Raises BenchError."""
+    region's size alone. Ctrl-C (`interrupt`) ends it with the pairs measured. Raises BenchError."""
+    done = 0
 
     async def levels(progress: ProgressDisplay) -> tuple[list[LevelRuns], list[LoadLevel]]:
+        nonlocal done
         ran: list[LevelRuns] = []
         loads: list[LoadLevel] = []
         for at_once in plan.concurrency:
             if at_once > 1:
                 await warm_up(engine, plan, at_once)
             level_before = await read_counters(plan.backend) if plan.under_load else None
-            ran.append(await run_level(engine, plan, at_once, progress))
+            collected = LevelCollector(at_once)
+            async with keeps(interrupt):
+                await run_level(engine, plan, at_once, progress, collected)
+            ran.append(collected.level())
+            done = progress.done_count
+            if interrupt is not None and interrupt.happened:
+                break
             if plan.under_load:
                 level = ran[-1]
                 counted = drafts_between(level_before, await read_counters(plan.backend))
@@ -319,6 +345,7 @@ async def measure(
         if plan.edit_formats
         else None,
         hunks_form=plan.config.refactor.hunks_form if plan.edit_formats else None,
+        interrupted=interrupted_note(done, plan.runs) if interrupt is not None and interrupt.happened else None,
     )
     formats = None
     if plan.edit_formats:

@@ -6,6 +6,7 @@ the whole file (bench/apply_bench.py)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,7 @@ from .io import Exit, error, load_cli_config
 if TYPE_CHECKING:
     from ..bench.apply_report import ApplyReport
     from ..bench.batch_report import BatchReport
-    from ..bench.report import Report
+    from ..bench.report import Meta, Report
 
 
 def _bench_command(args: argparse.Namespace) -> str:
@@ -60,6 +61,9 @@ def _write_report(path: str, text: str) -> None:
 
 
 class _Report(Protocol):
+    @property
+    def meta(self) -> Meta: ...
+
     def to_json(self) -> str: ...
 
 
@@ -79,22 +83,34 @@ async def _measure_and_show(
     judge it: `verdict` says why nothing could be compared, else None. The user's history must not steer
     `auto` in a measurement: the size rule decides."""
     from ..bench import BenchError, SizeRuleOnly
+    from ..bench.interrupt import Interrupt
     from ..pipeline.engine import Engine
 
     terminal, markdown = show
     engine = Engine(SizeRuleOnly())
+    interrupt = Interrupt()
+    interrupt.install()
     try:
-        report = await measuring(engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "")
+        report = await measuring(
+            engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "", interrupt=interrupt
+        )
     except BenchError as exc:
         error(str(exc))
         return Exit.FAILED
+    except asyncio.CancelledError:  # Ctrl-C before the first run (warming up, reading the servers)
+        error("interrupted (Ctrl-C) before any run was measured; nothing to report")
+        return Exit.INTERRUPTED
     finally:
+        interrupt.remove()
         await engine.close()
     sys.stdout.write(terminal(report))
     if args.markdown:
         _write_report(args.markdown, markdown(report))
     if args.json:
         _write_report(args.json, report.to_json())
+    if interrupt.happened:
+        error(f"{report.meta.interrupted}; the table and the files written cover them")
+        return Exit.INTERRUPTED
     problem = verdict(report)
     if problem is not None:
         error(problem)

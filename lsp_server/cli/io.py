@@ -28,6 +28,7 @@ class Exit(enum.IntEnum):
     REFUSED = 3
     NOT_PLACED = 4
     STALE = 5
+    INTERRUPTED = 130  # Ctrl-C, what a shell reports for SIGINT
     PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 

@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return asyncio.run(run_bench(args))
     except KeyboardInterrupt:
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
         return stdout_closed()
     return Exit.USAGE

@@ -430,20 +430,20 @@ def test_markdown_escapes_and_bolds_the_total() -> None:
     assert "**2.00×**" in text and "not reported" in text
 
 
-def test_progress_lines_keep_whole_words() -> None:
+def test_a_failed_runs_reason_is_said_whole_in_lines_and_on_a_terminal() -> None:
+    """Issue 36 item 18: the progress line cut the reason of a failed run off (and a terminal's bar never
+    showed it): it is said whole, on a terminal on a line of its own above the bar."""
     import io
 
     from lsp_server.bench import ProgressDisplay, Run
 
-    out = io.StringIO()
-    display = ProgressDisplay(1, stream=out, tty=False)
-    display.begin("task", "prediction", 0)
     reason = "the model's answer was cut off at its token limit, so nothing was applied — " + "select less " * 20
-    display.done(Run("task", "prediction", 0, True, "b", "refused", message=reason))
-    line = out.getvalue().strip()
-    assert line.endswith(" …") and "refused: the model's answer was cut off" in line
-    kept = line.split("refused: ", 1)[1].removesuffix(" …").split()
-    assert all(word in reason.split() for word in kept)  # every word whole
+    for tty in (False, True):
+        out = io.StringIO()
+        display = ProgressDisplay(1, stream=out, tty=tty)
+        display.begin("task", "prediction", 0)
+        display.done(Run("task", "prediction", 0, True, "b", "refused", message=reason))
+        assert f"refused: {reason}" in out.getvalue()
 
 
 def test_bench_reports_the_cost_with_and_without_the_prediction(
@@ -491,3 +491,55 @@ def test_bench_counts_repairs_per_mode_and_their_time(tmp_path: Path, capsys: py
     waits = sorted(r["stats"]["latency_ms"] + r["stats"]["repair_ms"] for r in runs)
     assert total["prediction"]["latency_ms"]["median"] == pytest.approx(sum(waits) / 2)
     assert "with prediction 2 repaired, 0 still broken; without prediction 0 repaired" in " ".join(out.split())
+
+
+def test_ctrl_c_keeps_what_was_measured_and_says_it_was_interrupted(tmp_path: Path) -> None:
+    """Issue 36 item 18: Ctrl-C during `bench` lost everything (exit 130, no message, no --json). The
+    first Ctrl-C ends the bench at the run in flight: the runs measured are shown, written and marked."""
+    import signal
+    import subprocess
+    import sys
+
+    with FakeBackend("openai", step_s=0.05, draft_len=DRAFT_LEN, responder=corpus_responder) as fake:
+        config = write_config(tmp_path, fake=fake)
+        report_file = tmp_path / "report.json"
+        bench = subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "bench", "--config", str(config), "--task", SMALL_EDIT,
+             "--repeat", "10", "--json", str(report_file)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+        assert bench.stderr is not None
+        lines = []
+        for line in bench.stderr:  # plain progress lines: stderr is no terminal
+            lines.append(line)
+            if line.startswith("bench: 4/"):
+                bench.send_signal(signal.SIGINT)
+                break
+        out, err = bench.communicate(timeout=120)
+    err = "".join(lines) + err
+    assert bench.returncode == 130, err
+    assert "Traceback" not in err
+    assert "INTERRUPTED (Ctrl-C) after 4 of 20 runs" in err or "INTERRUPTED (Ctrl-C) after 5 of 20 runs" in err
+    assert "INTERRUPTED (Ctrl-C)" in out  # the table's header says so
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    assert report["meta"]["interrupted"].startswith("INTERRUPTED (Ctrl-C) after")
+    assert len(report["runs"]) >= 4
+
+
+def test_nothing_drafted_reads_not_reported_rather_than_zero_percent() -> None:
+    from dataclasses import replace
+
+    from lsp_server.bench.probes import DraftsCounted
+    from lsp_server.bench.render import metrics_lines
+
+    meta = Meta(
+        date="d", refactor_lsp="0", command="c", backend=ServerInfo(name="a", type="vllm", base_url="u", model="m"),
+        baseline=None, tasks_dir="t", repetitions=1, max_tokens=0, temperature=0.0, order="o", note="",
+        machine=Machine(cpu="c", cores=2, memory_gib=1, os="o", python="3"), wall_s=0.0,
+    )  # fmt: skip
+    none = replace(meta, metrics_during_bench=DraftsCounted("http://x/metrics", 0.0, 0.0, 0.0))
+    assert metrics_lines(none) == [
+        "/metrics during the bench (http://x/metrics): draft tokens not reported (none counted)"
+    ]
+    some = replace(meta, metrics_during_bench=DraftsCounted("http://x/metrics", 10.0, 5.0, 0.5))
+    assert metrics_lines(some) == ["/metrics during the bench (http://x/metrics): 10 draft tokens, 5 accepted (50%)"]
