@@ -15,6 +15,10 @@ of an edit) do not count: a valid rewrite of a broken file is no worse than the 
      region from the parser: nothing is known, and nothing counts.
 - The languages the block scan reads (`languages`): their brackets, by their own lexers (`brackets`).
 - Any other language is not checked (`SyntaxCheck.checked` is "").
+
+Every reader sees the text a parser of the file sees: a leading byte-order mark is the file's encoding
+(Python reads a file as `utf-8-sig`, and so do the other languages' compilers), not code, so it is
+taken off the document and off a new text that starts the document before anything reads them.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .python import ParseError, parse_python, top_level_chunk
 
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
 _LINE_NUMBER = re.compile(r"\bline (\d+)")
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class SyntaxCheck:
 def syntax_check(text: str, start: int, end: int, new: str, language: str) -> SyntaxCheck:
     """Does replacing text[start:end] with `new` bring a syntax error into the document? `language`
     is a languageId (`file_language.language_of`)."""
+    text, start, end, new = _without_byte_order_mark(text, start, end, new)
     if language.lower() == "python":
         return SyntaxCheck("python", python_problem(text, start, end, new))
     from .brackets import bracket_trouble
@@ -64,6 +70,16 @@ def syntax_check(text: str, start: int, end: int, new: str, language: str) -> Sy
         return SyntaxCheck(checked)
     line = text.count("\n", 0, start) + new.count("\n", 0, trouble.at) + 1
     return SyntaxCheck(checked, SyntaxProblem(line, trouble.message))
+
+
+def _without_byte_order_mark(text: str, start: int, end: int, new: str) -> tuple[str, int, int, str]:
+    """The document and the edit as a parser reads the file: with no leading `\\ufeff` (a mark the
+    region keeps is `hygiene.keep_byte_order_mark`'s business, not the check's)."""
+    if start == 0:
+        new = new.removeprefix(BOM)
+    if not text.startswith(BOM):
+        return text, start, end, new
+    return text[1:], max(start - 1, 0), max(end - 1, 0), new
 
 
 def python_problem(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
