@@ -100,7 +100,7 @@ def brace_shape(text: str, language: Language) -> Shape:
     position = 0
     for m in language.lexer.mask.finditer(text):
         code(position, m.start())
-        if (what := _unterminated(m.group())) is not None:
+        if m.lastgroup != "text_quote" and (what := _unterminated(m.group())) is not None:
             broken.append(Trouble(m.start(), what))
         position = m.end()
     code(position, len(text))

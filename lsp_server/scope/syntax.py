@@ -3,7 +3,10 @@ one its old text did not have, or None. Errors the document had already (the use
 of an edit) do not count: a valid rewrite of a broken file is no worse than the file.
 
 - Python: the standard library's parser, through `python.parse_python` (the package's one locked
-  parse), on as little text as decides. Python reports only its first error, so:
+  parse), on as little text as decides. It is the running Python's grammar: a text it fails on for a
+  construct of a newer Python (`python_newer`) is read with that construct written the older way,
+  and when that parses the check says what it could not read (`not checked (Python 3.11's grammar)`)
+  rather than refuse. Python reports only its first error, so:
   1. the region on its own (dedented): when its old text parses alone and the new text starts at
      the same indentation, the new text must parse alone too. This is every definition the scope
      picks, in any file, broken or not, and costs a parse of the region only.
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 
 from ..text import LineIndex, split_lines
 from .python import ParseError, parse_python, top_level_chunk
+from .python_newer import RUNNING_GRAMMAR, older_reading
 
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
 _LINE_NUMBER = re.compile(r"\bline (\d+)")
@@ -57,7 +61,10 @@ def syntax_check(text: str, start: int, end: int, new: str, language: str) -> Sy
     is a languageId (`file_language.language_of`)."""
     text, start, end, new = _without_byte_order_mark(text, start, end, new)
     if language.lower() == "python":
-        return SyntaxCheck("python", python_problem(text, start, end, new))
+        reader = _Reader()
+        problem = python_problem(text, start, end, new, reader)
+        newer = problem is None and reader.newer
+        return SyntaxCheck(f"not checked ({RUNNING_GRAMMAR})" if newer else "python", problem)
     from .brackets import bracket_trouble
     from .languages import LANGUAGE_OF_ID  # compiles every lexer: not at start-up
 
@@ -82,18 +89,40 @@ def _without_byte_order_mark(text: str, start: int, end: int, new: str) -> tuple
     return text[1:], max(start - 1, 0), max(end - 1, 0), new
 
 
-def python_problem(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
+class _Reader:
+    """Python's parser for one check, reading a construct newer than its grammar the older way
+    (`python_newer`); `newer`: the new text held one, which the check could not read."""
+
+    newer = False
+
+    def parse(self, source: str, new: bool = True) -> ast.Module | ParseError:
+        parsed = parse_python(source)
+        if isinstance(parsed, ast.Module):
+            return parsed
+        older = older_reading(source, _parses)
+        if older is None:
+            return parsed
+        again = parse_python(older)  # still failing: an error of the newer grammar too, on the same line
+        self.newer = self.newer or (new and isinstance(again, ast.Module))
+        return again
+
+
+def _parses(source: str) -> bool:
+    return isinstance(parse_python(source), ast.Module)
+
+
+def python_problem(text: str, start: int, end: int, new: str, reader: _Reader) -> SyntaxProblem | None:
     """The first syntax error `new` brings in place of text[start:end] in a Python document."""
     old = text[start:end]
     first_line = text.count("\n", 0, start)  # 0-based
     at_line_start = start == 0 or text[start - 1] in "\r\n"
     whole = start == 0 and end == len(text)  # the file itself: one parse of the new text decides, when it parses
     if at_line_start and not whole and _indent(old) == _indent(new):
-        old_alone = parse_python(textwrap.dedent(old))
+        old_alone = reader.parse(textwrap.dedent(old), new=False)
         if isinstance(old_alone, ast.Module):
-            new_alone = parse_python(textwrap.dedent(new))
+            new_alone = reader.parse(textwrap.dedent(new))
             return None if isinstance(new_alone, ast.Module) else _problem(new_alone, first_line)
-    return _in_context(text, start, end, new)
+    return _in_context(text, start, end, new, reader)
 
 
 def _indent(text: str) -> str | None:
@@ -111,7 +140,7 @@ def _problem(error: ParseError, offset: int) -> SyntaxProblem:
     return SyntaxProblem(error.line + offset if error.line else 0, _LINE_NUMBER.sub(moved, error.message))
 
 
-def _in_context(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
+def _in_context(text: str, start: int, end: int, new: str, reader: _Reader) -> SyntaxProblem | None:
     """Steps 2 and 3 of the module's rule: the top-level statements around the region."""
     index = LineIndex(text)
     offsets = index.offsets
@@ -119,10 +148,10 @@ def _in_context(text: str, start: int, end: int, new: str) -> SyntaxProblem | No
     last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
     chunk_first, chunk_end = top_level_chunk(index.lines, first, max(first, min(last, len(index.lines) - 1)))
     before, after = text[offsets[chunk_first] : start], text[end : offsets[chunk_end]]
-    new_error = parse_python(before + new + after)
+    new_error = reader.parse(before + new + after)
     if isinstance(new_error, ast.Module):
         return None
-    old_error = parse_python(before + text[start:end] + after)
+    old_error = reader.parse(before + text[start:end] + after, new=False)
     problem = _problem(new_error, chunk_first)
     if isinstance(old_error, ast.Module):
         return problem

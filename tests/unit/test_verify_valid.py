@@ -3,6 +3,10 @@ reading refused passes, and the same code broken is still caught."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from lsp_server.scope.syntax import SyntaxProblem, syntax_check
 
 BOM = "\ufeff"
@@ -23,3 +27,112 @@ def test_a_byte_order_mark_is_the_files_not_code() -> None:
     ruby = BOM + "=begin\nend\n=end\ndef f\nend\n"  # `=begin` at the first column, after the mark
     assert check(ruby, ruby.replace("def f", "def g"), "ruby") is None
     assert check(ruby, ruby[: -len("end\n")], "ruby") is not None
+
+
+# -- JSX/TSX text ---------------------------------------------------------------------------------------
+
+JSX = "const Note = () => (\n  <p>\n    Hello {name}\n  </p>\n);\n"
+
+
+def test_an_apostrophe_in_jsx_text_is_text_not_a_string() -> None:
+    for language in ("javascriptreact", "typescriptreact", "javascript"):
+        valid = JSX.replace("Hello {name}", "Don't go, {name}, it's 5\" wide")
+        assert check(JSX, valid, language) is None
+        assert check(JSX, valid.replace("{name}", "{name"), language) is not None  # a brace still counts
+    # A keyword that takes an operand, right before a quote, still starts a string (minified code).
+    minified = "function f(){return'{'}\n"
+    assert check("", minified, "javascript") is None
+    assert check("", "function f(){return'{}\n", "javascript") is not None
+
+
+# -- a regular expression where an operand is expected ---------------------------------------------------
+
+REGEX_AFTER = [
+    "const isEnd = (line) => /^\\s*\\}/.test(line);\n",
+    "function* g() {\n  yield /\\}/;\n}\n",
+    "async function h() {\n  await /\\{/;\n}\n",
+    "if (a) b();\nelse /\\}/.test(c);\n",
+    "for (const m of /\\{/g.exec(s)) {}\n",
+    "void /\\}/;\n",
+    "x instanceof /\\}/;\n",
+    "typeof /\\}/;\n",
+    "switch (x) {\n  case /\\}/.source: break;\n}\n",
+    "do /\\{/.test(x);\nwhile (0);\n",
+    "throw /\\{/;\n",
+    "export default /\\{/;\n",
+    "x = a - /\\}/.source.length * 2;\n",
+    "x = !/\\}/.test(y) && ~/\\{/.lastIndex;\n",
+    "x = a > /\\{/.lastIndex ? 1 : 2;\n",
+    "x = a ?? /\\{/;\n",
+    "x = y in /\\}/;\n",
+    "x = new /\\{/.constructor();\n",
+    "return/\\{/.test(x);\n",
+]
+
+
+def test_a_regular_expression_after_any_token_that_leaves_an_operand_to_come_is_a_regex() -> None:
+    for code in REGEX_AFTER:
+        assert check("", code, "javascript") is None, code
+
+
+def test_a_slash_after_an_operand_is_still_division() -> None:
+    code = "x = a++ / 2; y = b / (c\n);\nz = arr[0] / 3 + f() / 4;\n"
+    assert check("", code, "javascript") is None
+    assert check("", code.replace("(c\n)", "(c\n"), "javascript") is not None
+
+
+# -- Ruby interpolation ----------------------------------------------------------------------------------
+
+
+def test_ruby_strings_and_braces_inside_an_interpolation_end_with_it() -> None:
+    ruby = "def show(h, a)\n  puts 'x'\nend\n"
+    for line in (
+        '"#{h["k"]} and #{h[\'j\']}"',
+        '"#{a ? "x" : "y"} end"',
+        '"#{a.map { |x| "#{x["k"]}}" }.join(", ")}"',
+        '"#{"}"} {"',
+    ):
+        new = ruby.replace("puts 'x'", f"puts {line}")
+        assert check(ruby, new, "ruby") is None, line
+    assert check(ruby, ruby.replace("puts 'x'", 'if "#{a ? "x" : "y"}"'), "ruby") is not None  # an `if` left open
+
+
+# -- Python newer than the server's ----------------------------------------------------------------------
+
+PY = "import os\n\n\ndef f(x):\n    return x\n"
+AT = PY.index("def f")
+GRAMMAR = f"not checked (Python {sys.version_info.major}.{sys.version_info.minor}'s grammar)"
+NEWER = [
+    "def f[T](x: T) -> T:\n    return x\n",
+    "def f[T: (int, str) = int](x: T) -> T:\n    return x\n",
+    "def f(x):\n    type Pair[K] = tuple[K, K]\n    return x\n",
+    "def f(x):\n    class Box[T]:\n        item: T\n    return Box\n",
+    'def f(x):\n    return f"{x["k"]} {"\\n".join(x)}"\n',
+    "def f(x):\n    return f'{x # the value\n    }'\n",
+    "def f(x):\n    try:\n        return x\n    except KeyError, IndexError:\n        return None\n",
+    "def f(x):\n    return t'{x}!'\n",
+]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="the running grammar reads them all")
+def test_python_newer_than_the_servers_is_not_refused_and_the_check_says_so() -> None:
+    for new in NEWER:
+        found = syntax_check(PY, AT, len(PY), new, "python")
+        assert found.problem is None, (new, found.problem)
+        assert found.checked in (GRAMMAR, "python"), new  # "python": a construct this Python reads
+    assert syntax_check(PY, AT, len(PY), NEWER[0], "python").checked == GRAMMAR
+    assert syntax_check(PY, 0, len(PY), "type X = int\n" + PY, "python").checked == GRAMMAR  # the whole file
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="the running grammar reads them all")
+def test_an_error_beside_or_inside_a_newer_construct_is_still_caught() -> None:
+    for broken in (
+        "def f[T](x: T) -> T:\n    return (x\n",  # the error is not the construct's
+        "def f[T](x: T -> T:\n    return x\n",  # the construct's own signature broken
+        'def f(x):\n    return f"{x["k"] +}"\n',  # an f-string field that parses in no grammar
+        "def f(x):\n    try:\n        return x\n    except KeyError, IndexError as e:\n        return e\n",
+        "def f(x):\n    type = = 1\n",
+        "def f(x):\n    return x y\n",
+    ):
+        found = syntax_check(PY, AT, len(PY), broken, "python")
+        assert found.problem is not None and found.checked == "python", broken
