@@ -60,12 +60,13 @@ JS_REGEX = (
 )
 # A quote right after a letter or a digit starts no string in JavaScript (no literal follows a name or
 # a number), unless a keyword that takes an operand ends there (`return'x'`, minified): it is JSX
-# text, `<p>Don't</p>`. Its group names it, so that the check does not read it as a string.
-JS_TEXT_QUOTE = (
-    r"(?<=[\w$])"
-    + "".join(rf"(?<!(?<![\w$.]){keyword})" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module"))
-    + r"(?P<text_quote>['\"])"
+# text, `<p>Don't</p>`. In the mask its group names it, so that the check does not read it as a
+# string (the token pattern has no group for it: one inside its possessive repeat trips `re`).
+_AFTER_A_NAME = r"(?<=[\w$])" + "".join(
+    rf"(?<!(?<![\w$.]){keyword})" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module")
 )
+JS_TEXT_QUOTE = _AFTER_A_NAME + r"['\"]"
+_JS_TEXT_QUOTE_NAMED = _AFTER_A_NAME + r"(?P<text_quote>['\"])"
 JS_TEMPLATE = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+`"  # a template without `${`: skipped whole
 _TEMPLATE_HEAD = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+\$\{"
 _TEMPLATE_REST = re.compile(r"(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+(`|\$\{)?")
@@ -92,7 +93,8 @@ def brace_lexer(specials: str, skips: list[str], resync: str, template: bool = F
     comment, `skips` consume one each, `resync` matches a line at column 0 where a nested scan
     resynchronises (see `Scan.resync`); `template` for JS template literals with `${`."""
     # Blanking a header wants whole templates, `${...}` included (nested templates aside).
-    masks = [JS_ANY_TEMPLATE if skip == JS_TEMPLATE else skip for skip in skips]
+    named = {JS_TEMPLATE: JS_ANY_TEMPLATE, JS_TEXT_QUOTE: _JS_TEXT_QUOTE_NAMED}
+    masks = [named.get(skip, skip) for skip in skips]
     return Lexer(brace_pattern(specials, skips, resync, template), _mask_pattern(masks))
 
 

@@ -136,3 +136,25 @@ def test_an_error_beside_or_inside_a_newer_construct_is_still_caught() -> None:
     ):
         found = syntax_check(PY, AT, len(PY), broken, "python")
         assert found.problem is not None and found.checked == "python", broken
+
+
+def test_code_added_at_the_end_of_a_python_document_is_checked_not_a_crash() -> None:
+    # An insertion after the last line (a new definition appended) once raised IndexError in the check.
+    for text in ("x = 1\n", "x = 1", ""):
+        at = len(text)
+        sep = "" if text.endswith("\n") or not text else "\n"
+        assert check(text, sep + "def f():\n    pass\n", "python", start=at, end=at) is None
+        found = check(text, sep + "def f(:\n    pass\n", "python", start=at, end=at)
+        assert found is not None and found.line == text.count("\n") + 1 + (sep == "\n"), text
+
+
+def test_a_line_at_column_0_inside_a_string_does_not_split_the_statements_read() -> None:
+    # The statements around an insertion start at column-0 lines; ones inside triple-quoted strings
+    # once cut the class in two, and a valid method added between them was refused.
+    method = '    def test(self):\n        expr = """\nx = (\n    f" {test(t)}"\n)"""\n        return expr\n'
+    above = 'class T:\n    def a(self):\n        s = """\n"""\n        return s\n\n'
+    below = '\n    def b(self):\n        s = """\ny = 2\n"""\n        return s\n'
+    text = above + below
+    assert check(text, method, "python", start=len(above), end=len(above)) is None
+    broken = method.replace("return expr", "return (expr")
+    assert check(text, broken, "python", start=len(above), end=len(above)) is not None
