@@ -8,11 +8,12 @@ as is, a name renamed, re-indented, added as new code where there was none), kep
 reads the document they leave, each of which the check must pass; and the slips models make
 (`lsp_server/testing/slips.py`), which it should catch where the parser refuses them.
 
-The parsers, each a long-lived process (`benchmarks/check_truth/`): the TypeScript compiler's for
-JS/TS/JSX/TSX (syntax diagnostics only), Ruby's (`RubyVM::InstructionSequence.compile`, what `ruby
--c` runs), Lua 5.4's `load` (what `luac -p` runs), go/parser (what `gofmt -e` runs), javac's
-(`JavacTask.parse`), and a newer Python's `ast` for the code that targets it (the check runs on the
-Python running this). A language whose parser or corpus is not on the machine is skipped, and said.
+The parsers (`benchmarks/check_truth/`), each a long-lived process but rustfmt: the TypeScript
+compiler's for JS/TS/JSX/TSX (syntax diagnostics only), Ruby's (`RubyVM::InstructionSequence.compile`,
+what `ruby -c` runs), Lua 5.4's `load` (what `luac -p` runs), go/parser (what `gofmt -e` runs),
+javac's (`JavacTask.parse`), rustfmt (rustc's parser, once per source), and a newer Python's `ast`
+for the code that targets it (the check runs on the Python running this). A language whose parser
+or corpus is not on the machine is skipped, and said.
 
 Usage: python benchmarks/check_corpus.py [--language NAME ...] [--files N] [--typescript DIR] [CORPUS=DIR ...]
 Exits 1 when a correct answer was refused, or fewer broken answers were caught than issue 31 asks.
@@ -75,6 +76,20 @@ class ProcessOracle:
         self.process.wait(30)
 
 
+class CommandOracle(ProcessOracle):
+    """A parser run once per source on its standard input, whose exit status says (rustfmt)."""
+
+    def __init__(self, argv: list[str], extra: str = "") -> None:
+        self.argv, self.extra = argv, extra
+
+    def error(self, source: str) -> str | None:
+        done = subprocess.run(self.argv, input=source.encode("utf-8", "surrogatepass"), capture_output=True)
+        return None if done.returncode == 0 else done.stderr.decode("utf-8", "replace").strip()[:200] or "error"
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass(frozen=True)
 class Corpus:
     """One language's corpus: its files, the languageId the check reads them as, how its parser runs."""
@@ -87,6 +102,7 @@ class Corpus:
     extra: str = ""  # the parser's header word (the TypeScript parser's script kind)
     needs: str = ""  # the program that must be on the PATH
     newer_only: bool = False  # only the files the Python running this cannot parse: the newer grammar's
+    per_source: bool = False  # the parser runs once per source (CommandOracle), not as a long-lived process
 
 
 def newer_python() -> str:
@@ -128,6 +144,15 @@ CORPORA = [
     Corpus("ruby", "ruby", ("*.rb",), ("/usr/lib/ruby",), ("ruby", "{truth}/parse_ruby.rb"), needs="ruby"),
     Corpus("lua", "lua", ("*.lua",), ("/usr/share/lua",), ("lua5.4", "{truth}/parse_lua.lua"), needs="lua5.4"),
     Corpus("go", "go", ("*.go",), ("{goroot}",), ("{truth}/parse_go",), needs="go"),
+    Corpus(
+        "rust",
+        "rust",
+        ("*.rs",),
+        ("/usr/share/cargo/registry",),
+        ("rustfmt", "--edition", "2021", "--emit", "stdout"),
+        needs="rustfmt",
+        per_source=True,
+    ),
     Corpus("java", "java", ("*.java",), (), ("java", "-cp", "{truth}", "ParseJava"), needs="javac"),
     Corpus(
         "python-newer",
@@ -187,7 +212,8 @@ def run(corpus: Corpus, roots: list[Path], args: argparse.Namespace) -> tuple[li
     argv = [part.format(truth=TRUTH, typescript=args.typescript, python=args.python) for part in corpus.parser]
     rng = random.Random(36)
     files = files_of(corpus, roots, 0 if corpus.newer_only else args.files, rng)
-    counts = VerifyCounts(corpus.language, oracle=ProcessOracle(argv, corpus.extra))  # type: ignore[arg-type]
+    oracle = (CommandOracle if corpus.per_source else ProcessOracle)(argv, corpus.extra)
+    counts = VerifyCounts(corpus.language, oracle=oracle)  # type: ignore[arg-type]
     started = time.monotonic()
     try:
         for path in files:

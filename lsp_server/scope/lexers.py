@@ -43,7 +43,7 @@ RUST_CHAR = r"'(?:[^'\\\n]|\\(?:u\{[0-9a-fA-F]*\}|x[0-9a-fA-F]{2}|[^\n]))'"  # R
 # The `/` comes first, then what precedes it is checked (lookbehinds that end with it): an
 # alternative that starts with a literal keeps the regex engine's first-character prefilter.
 _LINE_START = [r"\n", *(rf"\n {{{n}}}" for n in range(1, 17)), *(rf"\n\t{{{n}}}" for n in range(1, 7))]
-_OPERAND_PUNCTUATORS = [r"[(,=:\[!&|?;{}>*%^~]", r"[^+]\+", r"[^-]-"]  # each of one width, for a lookbehind
+_OPERAND_PUNCTUATORS = [r"[(,=:\[!&|?;{>*%^~]", r"[^+]\+", r"[^-]-"]  # each of one width, for a lookbehind
 JS_OPERAND_KEYWORDS = (
     "return", "typeof", "instanceof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw",
     "yield", "await", "extends", "default",
@@ -54,8 +54,10 @@ _REGEX_BEFORE = [
     *(rf"(?<![\w$.]){keyword}{space}" for keyword in JS_OPERAND_KEYWORDS for space in ("", " ")),
     *_LINE_START,
 ]
+# After a `}`, a `/>` closes a JSX element (`panel={<Step />} />`, `<a href={x}/>`): no regex.
+_AFTER_A_BRACE = [r"(?<=\}/)(?!>)", r"(?<=\} /)(?!>)"]
 JS_REGEX = (
-    r"/(?:" + "|".join(f"(?<={before}/)" for before in _REGEX_BEFORE) + r")"
+    r"/(?:" + "|".join([*(f"(?<={before}/)" for before in _REGEX_BEFORE), *_AFTER_A_BRACE]) + r")"
     r"(?![*/])(?:[^/\\\[\n]++|\\.|\[(?:[^\]\\\n]++|\\.)*+\])++/[a-z]*+"
 )
 # A quote right after a letter or a digit starts no string in JavaScript (no literal follows a name or

@@ -45,6 +45,14 @@ def test_an_apostrophe_in_jsx_text_is_text_not_a_string() -> None:
     assert check("", "function f(){return'{}\n", "javascript") is not None
 
 
+def test_a_jsx_element_closed_after_a_brace_is_no_regex() -> None:
+    # `panel={<Step n={1} />} />`: the `/` after `} ` closes an element (found in blueprintjs's stories).
+    elements = "      <S panel={<P n={1} />} />\n      <S a={<P n={2}/>}/>\n"
+    tsx = f"function D() {{\n  return (\n    <M>\n{elements}    </M>\n  );\n}}\n"
+    assert check("", tsx, "typescriptreact") is None
+    assert check("", tsx.replace("n={2}", "n={2"), "typescriptreact") is not None
+
+
 # -- a regular expression where an operand is expected ---------------------------------------------------
 
 REGEX_AFTER = [
@@ -111,6 +119,8 @@ NEWER = [
     "def f(x):\n    return f'{x # the value\n    }'\n",
     "def f(x):\n    try:\n        return x\n    except KeyError, IndexError:\n        return None\n",
     "def f(x):\n    return t'{x}!'\n",
+    'def f(x):\n    return fr"{x["k"]}\\d \\{{"\n',  # a raw f-string: its backslashes escape no brace
+    "def f(x):\n    return f'{x:{w:{p}}}' + f'{x!r  }'\n",  # a spec nested three deep, a space after `!r`
 ]
 
 
