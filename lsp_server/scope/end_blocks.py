@@ -49,6 +49,7 @@ RUBY_TOKEN = re.compile(
     r"|\d\w*+"
     r"|\.\s*+[A-Za-z_]\w*+[?!=]?"  # a method call: `x.class`, `y.end`
     r"|::?[A-Za-z_]\w*+[?!=]?"  # a constant path or a symbol: `Foo::Bar`, `:end`
+    r"|\$(?:[!@&`'+~=/\\,;.<>*$?:\"]|-\w)"  # a special global: `$'`, `$``, `$"` quote nothing
     r"|[@$]++\w*+"
     rf'|{_ruby_dq(3)}"?'
     r"|'(?:[^'\\]++|\\[\s\S])*+'?"

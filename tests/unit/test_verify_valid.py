@@ -105,6 +105,13 @@ def test_ruby_strings_and_braces_inside_an_interpolation_end_with_it() -> None:
     assert check(ruby, ruby.replace("puts 'x'", 'if "#{a ? "x" : "y"}"'), "ruby") is not None  # an `if` left open
 
 
+def test_ruby_special_globals_quote_nothing() -> None:
+    # `$'` and `$`` (the text after and before a match: rdoc's) once opened a string that hid an `end`.
+    ruby = "def split(text)\n  if text =~ /#/ then\n    before, after = $`, $'\n  end\n  $\" << $-w.to_s\nend\n"
+    assert check("", ruby, "ruby") is None
+    assert check("", ruby.replace("  end\n", ""), "ruby") is not None
+
+
 # -- Python newer than the server's ----------------------------------------------------------------------
 
 PY = "import os\n\n\ndef f(x):\n    return x\n"
