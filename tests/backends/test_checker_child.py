@@ -55,7 +55,7 @@ async def test_a_checker_past_its_limit_is_stopped_with_its_child_and_the_refact
     settings = config(fake_backend, checkers={"python": checker(tmp_path, "sleep 1000")})
     started = time.monotonic()
     result = await asyncio.wait_for(engine.refactor(request(), settings), 10 * LIMIT_S)
-    assert time.monotonic() - started < LIMIT_S + 1.0  # the limit, and a refactor's own time
+    assert time.monotonic() - started < LIMIT_S + 3.0  # the limit, and a refactor's own time on a busy machine
     assert result.new_text == SOURCE.replace(FUNCTION, RENAMED)  # the syntax check passed: applied
     assert gone(child_of(tmp_path))
     assert result.stats.checked == "python"  # your checker said nothing
@@ -66,13 +66,14 @@ async def test_a_checker_past_its_limit_is_stopped_with_its_child_and_the_refact
 
 
 async def test_a_checker_that_exits_and_leaves_a_child_holding_its_output_is_read_at_once(
-    tmp_path: Path, engine: Engine, fake_backend: FakeBackend
+    tmp_path: Path, engine: Engine, fake_backend: FakeBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(check_command, "CHECK_TIMEOUT_S", 10.0)  # far from what the refactor may take
     await engine.refactor(request(), config(fake_backend))
     settings = config(fake_backend, checkers={"python": checker(tmp_path, "exit 0")})
     started = time.monotonic()
     result = await asyncio.wait_for(engine.refactor(request(), settings), 10 * LIMIT_S)
-    assert time.monotonic() - started < LIMIT_S  # its exit is its answer: the child's open output is not waited for
+    assert time.monotonic() - started < 5.0  # its exit is its answer: the child's open output is not waited for
     assert result.stats.checked == "python, sh" and result.new_text == SOURCE.replace(FUNCTION, RENAMED)
     assert gone(child_of(tmp_path))
 

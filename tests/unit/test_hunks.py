@@ -121,7 +121,7 @@ def test_a_block_with_more_dividers_than_a_handful_is_refused_unread_and_fast() 
     started = time.perf_counter()
     with pytest.raises(HunksError, match=f"edit block 1 has more than {MAX_DIVIDERS} ======= lines"):
         parse_hunks(flood + block("a\n", "b\n"))
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 2.0  # linear: about 0.1 s here; 15,000 once took 9 s
     # A handful of readings, each matched once: linear in the answer.
     few = block("x\n" + f"{DIVIDER}\n" * (MAX_DIVIDERS - 1), "y\n")
     assert apply_hunks("x\n", parse_hunks(few)).text == f"{DIVIDER}\n" * (MAX_DIVIDERS - 1) + "y\n"
