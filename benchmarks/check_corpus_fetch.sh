@@ -25,7 +25,8 @@ fi
     npm install --no-audit --no-fund --ignore-scripts typescript@5.9.3 >/dev/null)
 packs=(@docusaurus/theme-classic@3.10.2 @docusaurus/theme-common@3.10.2 @blueprintjs/core@6.20.0
     @tanstack/react-router@1.170.46 @tiptap/react@3.35.0 @tanstack/react-query@5.108.4
-    react-day-picker@10.0.2 @floating-ui/dom@1.8.0 date-fns@4.4.0 react-dom@19.3.1)
+    @tanstack/query-core@5.108.4 rxjs@7.8.2 react-day-picker@10.0.2 @floating-ui/dom@1.8.0 date-fns@4.4.0
+    react-dom@19.3.1)
 cd "$corpus/packs"
 for pack in "${packs[@]}"; do
     name="$(echo "${pack%@*}" | tr -d @ | tr / -)"
@@ -35,4 +36,5 @@ p="$corpus/packs"
 echo "--typescript $corpus/typescript/node_modules/typescript" \
     "tsx=$p/blueprintjs-core tsx=$p/docusaurus-theme-classic tsx=$p/tanstack-react-router tsx=$p/tiptap-react" \
     "tsx=$p/docusaurus-theme-common jsx=$p/docusaurus-theme-classic/package/lib ts=$p/tanstack-react-query" \
-    "ts=$p/react-day-picker ts=$p/floating-ui-dom js=$p/react-dom js=$p/date-fns java=$corpus/jdk"
+    "ts=$p/tanstack-query-core ts=$p/rxjs ts=$p/react-day-picker ts=$p/floating-ui-dom js=$p/react-dom js=$p/date-fns" \
+    "java=$corpus/jdk"
