@@ -60,15 +60,17 @@ JS_REGEX = (
     r"/(?:" + "|".join([*(f"(?<={before}/)" for before in _REGEX_BEFORE), *_AFTER_A_BRACE]) + r")"
     r"(?![*/])(?:[^/\\\[\n]++|\\.|\[(?:[^\]\\\n]++|\\.)*+\])++/[a-z]*+"
 )
-# A quote right after a letter or a digit starts no string in JavaScript (no literal follows a name or
-# a number), unless a keyword that takes an operand ends there (`return'x'`, minified): it is JSX
-# text, `<p>Don't</p>`. In the mask its group names it, so that the check does not read it as a
-# string (the token pattern has no group for it: one inside its possessive repeat trips `re`).
+# An apostrophe between a name's character and a letter starts no string in JavaScript (no literal
+# follows a name or a number), unless a keyword that takes an operand ends there (`return'x'`,
+# minified): it is JSX text, `<p>Don't</p>`, `it's`. Only there: a quote after a name followed by
+# anything else is more often a string misaligned by a slip (`f("a, "b")`), to be caught. In the
+# mask its group names it, so that the check does not read it as a string (the token pattern has
+# no group for it: one inside its possessive repeat trips `re`).
 _AFTER_A_NAME = r"(?<=[\w$])" + "".join(
     rf"(?<!(?<![\w$.]){keyword})" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module")
 )
-JS_TEXT_QUOTE = _AFTER_A_NAME + r"['\"]"
-_JS_TEXT_QUOTE_NAMED = _AFTER_A_NAME + r"(?P<text_quote>['\"])"
+JS_TEXT_QUOTE = _AFTER_A_NAME + r"'(?=[A-Za-z])"
+_JS_TEXT_QUOTE_NAMED = _AFTER_A_NAME + r"(?P<text_quote>')(?=[A-Za-z])"
 JS_TEMPLATE = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+`"  # a template without `${`: skipped whole
 _TEMPLATE_HEAD = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+\$\{"
 _TEMPLATE_REST = re.compile(r"(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+(`|\$\{)?")
