@@ -66,11 +66,13 @@ JS_REGEX = (
 # anything else is more often a string misaligned by a slip (`f("a, "b")`), to be caught. In the
 # mask its group names it, so that the check does not read it as a string (the token pattern has
 # no group for it: one inside its possessive repeat trips `re`).
-_AFTER_A_NAME = r"(?<=[\w$])" + "".join(
-    rf"(?<!(?<![\w$.]){keyword})" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module")
+# The quote comes first, then what precedes it is checked (lookbehinds that end with it): a pattern
+# that starts with lookbehinds loses the regex engine's first-character prefilter (5x slower).
+_AFTER_A_NAME = r"(?<=[\w$]')" + "".join(
+    rf"(?<!(?<![\w$.]){keyword}')" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module")
 )
-JS_TEXT_QUOTE = _AFTER_A_NAME + r"'(?=[A-Za-z])"
-_JS_TEXT_QUOTE_NAMED = _AFTER_A_NAME + r"(?P<text_quote>')(?=[A-Za-z])"
+JS_TEXT_QUOTE = r"'" + _AFTER_A_NAME + r"(?=[A-Za-z])"
+_JS_TEXT_QUOTE_NAMED = r"(?P<text_quote>')" + _AFTER_A_NAME + r"(?=[A-Za-z])"
 JS_TEMPLATE = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+`"  # a template without `${`: skipped whole
 _TEMPLATE_HEAD = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+\$\{"
 _TEMPLATE_REST = re.compile(r"(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+(`|\$\{)?")
