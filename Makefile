@@ -2,7 +2,7 @@
 PYTHON ?= python3
 REFACTOR_LSP ?= refactor-lsp
 
-.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-batch bench-perf perf-guard bench-hygiene bench-scope bench-formats bench-apply test-neovim test-vscode vsix
+.PHONY: install test lint docs demo vllm-up vllm-down vllm-status vllm-router-up bench-router bench-batch bench-perf perf-guard bench-hygiene bench-check-corpus bench-scope bench-formats bench-apply test-neovim test-vscode vsix
 
 install:
 	pip install -e '.[dev]'
@@ -82,6 +82,14 @@ perf-guard:
 HYGIENE_ARGS ?=
 bench-hygiene:
 	$(PYTHON) benchmarks/hygiene.py $(HYGIENE_ARGS)
+
+# The check before an edit on valid code from real projects in each language it claims, each language's own
+# parser as the truth (issue 36): no correct answer refused. Fetches its corpus and parsers first
+# (benchmarks/check_corpus_fetch.sh: apt-get as root, npm); about 25 minutes. CHECK_CORPUS_ARGS="--files 40".
+CHECK_CORPUS ?= $(HOME)/.cache/refactor-lsp/check-corpus
+CHECK_CORPUS_ARGS ?=
+bench-check-corpus:
+	$(PYTHON) benchmarks/check_corpus.py $(CHECK_CORPUS_ARGS) $$(bash benchmarks/check_corpus_fetch.sh $(CHECK_CORPUS) | tail -1)
 
 # Scope against code no one here wrote (stdlib and site-packages, node_modules' JS/TS, Go's stdlib): the cursor in a
 # definition must choose exactly that definition; truth from ast, the TypeScript compiler and go/ast (Go: apt-get

@@ -154,11 +154,16 @@ def choose_format(
     backend: str,
     history: FormatHistory | None,
     prediction_via: str = "field",
+    marker: str | None = None,
 ) -> FormatChoice:
     """The format a refactor runs in, and why, in words. `configured_min_lines`: refactor.hunks_min_lines
-    (0: the default for how the backend gets the prediction, `prediction_via`)."""
+    (0: the default for how the backend gets the prediction, `prediction_via`); `marker`: a line of the
+    region that a SEARCH/REPLACE answer would read as one of its markers (`hunks.marker_line`)."""
     if requested != "auto":
         return FormatChoice(requested, f"set by {requested_by}", automatic=False)
+    if marker is not None:
+        # A block around such a line has several readings (hunks.py): the region format has none.
+        return FormatChoice("region", f"auto, the region holds a `{marker}` line, which SEARCH/REPLACE blocks use")
     medians = history.medians(backend, region_lines) if history is not None else None
     if medians is not None:
         usable = {f: m for f, m in medians.items() if m[1] >= MIN_SUCCESS}

@@ -33,10 +33,10 @@ Decisions, and why:
 - Markers stand alone on their lines, from the first column, trailing whitespace allowed.
   `<<<<<<< SEARCH` and `>>>>>>> REPLACE` may have 5 to 9 marker characters (models miscount; the
   keyword keeps them apart from code), the divider must be exactly `=======`: with no keyword, its
-  exact length is what tells it from a heading underline in a docstring. A block holding more than
-  one divider line is refused: where its SEARCH ends is unclear, and a divider is never applied as
-  code (code with such a line, a Markdown or reST heading's underline, is edited in the diff form,
-  where any line is safe). Reading a block is linear in its lines.
+  exact length is what tells it from a heading underline in a docstring. A block with several
+  divider lines (its SEARCH copies a heading's underline) is applied at the one reading whose SEARCH
+  matches the code once (of several, the longest), with a note; past MAX_DIVIDERS it is refused
+  unread, so reading stays linear. `auto` asks for such a region in the region format (`choice`).
 - Outside the blocks only blank lines, markdown fence lines (around the answer or around each
   block) and a file name right above a fence (the line some models put there) are allowed. Any
   other text means the model did not follow the format, and the answer is refused.
@@ -94,12 +94,17 @@ HUNKS_ANSWER_INSTRUCTION = (
 SEARCH_LINE = re.compile(r"<{5,9}[ \t]*SEARCH[ \t]*")
 DIVIDER_LINE = re.compile(r"={7}[ \t]*")
 REPLACE_LINE = re.compile(r">{5,9}[ \t]*REPLACE[ \t]*")
+# A line of code that reads as one of those: `auto` asks for such a region in the region format.
+_MARKER_IN_CODE = re.compile(r"^(?:<{5,9}[ \t]*SEARCH|={7}|>{5,9}[ \t]*REPLACE)[ \t]*\r?$", re.M)
 FENCE_LINE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*[^`\s]*[ \t]*")
 # "src/app.py" alone on a line above a fence: a file name, not an explanation.
 FILE_NAME_LINE = re.compile(r"[ \t]*[\w\-/\\]*\w\.\w+[ \t]*:?[ \t]*|[ \t]*[\w.\-]*/[\w.\-/]+[ \t]*:?[ \t]*")
 _SHOWN_CHARS = 40  # of a SEARCH's first line, or of stray text, in a message
 # A SEARCH matching twice is refused; its places are counted up to this, for the message only.
 _COUNTED = 100
+# Divider lines one block may hold, each a reading of where its SEARCH ends: a SEARCH copying a few
+# headings' underlines has a few; thousands are a model looping, and would cost a copy of the block each.
+MAX_DIVIDERS = 5
 
 
 class HunksError(ValueError):
@@ -119,6 +124,8 @@ class Hunk:
     search: Lines
     replace: Lines
     number: int = 0  # its place in the answer, from 1; 0: its place in the list given to apply_hunks
+    # A block with several divider lines: (search, replace) read at each divider after the first.
+    readings: tuple[tuple[Lines, Lines], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,12 @@ class HunksResult:
     notes: list[str] = field(default_factory=list)  # what was let off or skipped, for the log
     changed: bool = True  # False: no block changed anything (see `notes` for why)
     blocks: int = 0  # how many blocks the answer had
+
+
+def marker_line(code: str) -> str | None:
+    """The first line of `code` that a SEARCH/REPLACE answer would read as a marker, if any."""
+    found = _MARKER_IN_CODE.search(code)
+    return found.group().strip() if found else None
 
 
 def refusal(problem: str, block: int | None = None) -> HunksError:
@@ -206,19 +219,19 @@ def _outside_blocks(lines: list[str], i: int, read: int) -> int:
 
 def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
     """The block whose SEARCH marker is lines[head], and the index of the line after it."""
-    divider = None
+    dividers: list[int] = []
     end = head + 1
     while end < len(lines) and not REPLACE_LINE.fullmatch(lines[end]):
         if SEARCH_LINE.fullmatch(lines[end]):
             raise refusal(f"the model's edit block {number} is not closed (no {REPLACE_MARKER} line)", number)
         if DIVIDER_LINE.fullmatch(lines[end]):
-            if divider is not None:
+            if len(dividers) == MAX_DIVIDERS:
                 raise refusal(
-                    f"the model's edit block {number} has more than one {DIVIDER} line, so it is unclear where its "
-                    'SEARCH ends (code with such lines can be edited with refactor.hunks_form = "diff")',
+                    f"the model's edit block {number} has more than {MAX_DIVIDERS} {DIVIDER} lines, so it is unclear "
+                    'where its SEARCH ends (code with such lines can be edited with refactor.hunks_form = "diff")',
                     number,
                 )
-            divider = end
+            dividers.append(end)
         end += 1
     if end == len(lines):
         # The stream said "stop" (an answer cut at the token cap is refused before parsing), so the
@@ -228,9 +241,10 @@ def _parse_block(lines: list[str], head: int, number: int) -> tuple[Hunk, int]:
             "stopped before finishing it"
         )
         raise HunksError(f"{problem}; nothing was applied — run it again", number, problem)
-    if divider is None:
+    if not dividers:
         raise refusal(f"the model's edit block {number} has no {DIVIDER} line between SEARCH and REPLACE", number)
-    return Hunk(tuple(lines[head + 1 : divider]), tuple(lines[divider + 1 : end]), number), end + 1
+    (search, replace), *readings = [(tuple(lines[head + 1 : k]), tuple(lines[k + 1 : end])) for k in dividers]
+    return Hunk(search, replace, number, tuple(readings)), end + 1
 
 
 # ---------------------------------------------------------------------------------------- applying
@@ -293,6 +307,33 @@ def _locate(hunk: Hunk, number: int, finder: Finder, notes: BlockNotes, terms: T
     raise refusal(f"the model's {terms.block} {number} does not match the code ({_which(hunk.search, terms)})", number)
 
 
+def _read_at_the_match(hunk: Hunk, number: int, finder: Finder, notes: BlockNotes, terms: Terms) -> Hunk:
+    """A block with several divider lines, read at the one whose SEARCH matches the code once (exactly,
+    else with a shift); of several, the one whose SEARCH copies the most lines. None matching: its
+    first reading, which `_locate` refuses in the words of a block that does not match."""
+    readings = [(hunk.search, hunk.replace), *hunk.readings]
+    for exact in (True, False):
+        find = finder.exact_hits if exact else finder.shifted_hits
+        fits = [(search, replace) for search, replace in readings if search and len(find(search, 2)) == 1]
+        if fits:
+            search, replace = max(fits, key=lambda fit: len(fit[0]))
+            notes.add(
+                "divider",
+                number,
+                f"{terms.note} {number} has several {DIVIDER} lines: read at the one whose SEARCH matches",
+            )
+            return Hunk(search, replace, hunk.number)
+    return Hunk(hunk.search, hunk.replace, hunk.number)
+
+
+def _over_budget(number: int, terms: Terms) -> HunksError:
+    return refusal(
+        f"the model's {terms.block}s repeat lines that occur so often in the code that locating them was "
+        f"stopped at {terms.note} {number} (over {MATCH_BUDGET:,} line comparisons)",
+        number,
+    )
+
+
 def _shift_note(number: int, shift: Shift, terms: Terms) -> str:
     sign, indent = shift
     if not indent:
@@ -344,6 +385,11 @@ def apply_hunks(
     matches: list[_Match] = []
     for place, hunk in enumerate(hunks, start=1):
         number = hunk.number or place
+        if hunk.readings:
+            try:
+                hunk = _read_at_the_match(hunk, number, finder, notes, terms)
+            except MatchBudgetExceeded:
+                raise _over_budget(number, terms) from None
         if hunk.search == hunk.replace:
             notes.add("same", number, f"{terms.note} {number} changes nothing ({terms.same})")
             continue
@@ -361,11 +407,7 @@ def apply_hunks(
         try:
             start, shift = _locate(hunk, number, finder, notes, terms)
         except MatchBudgetExceeded:
-            raise refusal(
-                f"the model's {terms.block}s repeat lines that occur so often in the code that locating them was "
-                f"stopped at {terms.note} {number} (over {MATCH_BUDGET:,} line comparisons)",
-                number,
-            ) from None
+            raise _over_budget(number, terms) from None
         search, replace = hunk.search, hunk.replace
         matches.append(_Match(start, start + len(search), _replacement(text, start, search, replace, shift), number))
     matches.sort(key=lambda m: (m.start, m.end, m.number))

@@ -66,6 +66,7 @@ class BlockNotes:
         "same": "change nothing, so they were skipped",
         "repeat": "repeat an earlier one, so each was applied once",
         "shifted": "matched only once indentation or whitespace at line ends was let off",
+        "divider": f"have several {'=' * 7} lines: each was read at the one whose SEARCH matches",
     }
 
     def __init__(self, terms: Terms) -> None:

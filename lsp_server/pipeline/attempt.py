@@ -32,6 +32,7 @@ from ..backend.memory import BackendMemory, Learned
 from ..backend.window import ContextWindow, WindowFit
 from ..config.schema import BackendConfig, RefactorSettings
 from ..formats.choice import FormatChoice, FormatHistory, choose_format
+from ..formats.hunks import marker_line
 from ..formats.prompt import Prompt
 from ..formats.verify import LAZY_MARKER, Problem, merge_repair_note, repair_instruction
 from ..stats.measured import RefactorStats
@@ -85,6 +86,7 @@ class Tries:
 def decide_format(plan: Plan, history: FormatHistory | None) -> FormatChoice:
     """The format asked, or `auto`'s choice by the first backend's history and the region's size."""
     first = plan.routes[0]
+    marker = marker_line(plan.original) if plan.settings.hunks_form == "search-replace" else None
     return choose_format(
         plan.format_asked,
         plan.format_asked_by,
@@ -93,6 +95,7 @@ def decide_format(plan: Plan, history: FormatHistory | None) -> FormatChoice:
         first.backend.name,
         history,
         first.prediction,
+        marker,
     )
 
 

@@ -76,7 +76,9 @@ def brace_shape(text: str, language: Language) -> Shape:
             token, at = m.group(), m.start()
             adjacent = not text[previous_end:at].strip()
             if token == "else":
-                if previous == "}" and closed_else and adjacent:
+                # `}else` with no space between is minified code, where `if(a)if(b){}else{}else c` (an
+                # outer `if` without braces) is valid: a model's doubled `else` is written `} else`.
+                if previous == "}" and closed_else and adjacent and previous_end < at:
                     broken.append(Trouble(at, "'else' follows an 'else' block"))
             elif token in "([{":
                 stack.append((token, at, previous == "else" and adjacent))
@@ -100,7 +102,7 @@ def brace_shape(text: str, language: Language) -> Shape:
     position = 0
     for m in language.lexer.mask.finditer(text):
         code(position, m.start())
-        if (what := _unterminated(m.group())) is not None:
+        if m.lastgroup != "text_quote" and (what := _unterminated(m.group())) is not None:
             broken.append(Trouble(m.start(), what))
         position = m.end()
     code(position, len(text))

@@ -25,6 +25,23 @@ from .scan import Scan
 # (`x = 1 if y` is a modifier); `do` opens anywhere, except the `do` of `while x do`.
 _RUBY_WORDS = r"def|class|module|if|unless|while|until|case|begin|for|do|end"
 _RUBY_KEYWORD = rf"(?<![\w.:$@])(?:{_RUBY_WORDS})(?![\w?!]|:[^:])"
+_RUBY_SQ = r"'(?:[^'\\]++|\\[\s\S])*+'"
+
+
+def _ruby_code(depth: int) -> str:
+    """The code of a `#{...}`: strings (with interpolations of their own) and braces nest in it, up
+    to `depth` levels (Python's `re` has no recursion; three is more than code holds)."""
+    if depth == 0:
+        return r"[^}]*+"
+    return rf"(?:[^\"'{{}}\\]++|\\[\s\S]|{_ruby_dq(depth - 1)}\"|{_RUBY_SQ}|\{{{_ruby_code(depth - 1)}\}})*+"
+
+
+def _ruby_dq(depth: int) -> str:
+    """A double-quoted string, its closing quote left to the caller: `#{h["k"]}` and `#{a ? "x" : "y"}`
+    end at their own `}`, not at the first quote or brace inside."""
+    return rf'"(?:[^"\\#]++|\\[\s\S]|#\{{{_ruby_code(depth)}\}}|#)*+'
+
+
 RUBY_TOKEN = re.compile(
     r"(?>"
     r"[^\w\"'`#/%<\n{}:.$@?]++"
@@ -32,8 +49,9 @@ RUBY_TOKEN = re.compile(
     r"|\d\w*+"
     r"|\.\s*+[A-Za-z_]\w*+[?!=]?"  # a method call: `x.class`, `y.end`
     r"|::?[A-Za-z_]\w*+[?!=]?"  # a constant path or a symbol: `Foo::Bar`, `:end`
+    r"|\$(?:[!@&`'+~=/\\,;.<>*$?:\"]|-\w)"  # a special global: `$'`, `$``, `$"` quote nothing
     r"|[@$]++\w*+"
-    r'|"(?:[^"\\#]++|\\[\s\S]|#\{[^}]*+\}|#)*+"?'
+    rf'|{_ruby_dq(3)}"?'
     r"|'(?:[^'\\]++|\\[\s\S])*+'?"
     r"|`(?:[^`\\]++|\\[\s\S])*+`?"
     r"|(?<![^\n])=begin\b[\s\S]*?(?:\n=end\b[^\n]*+|\Z)"

@@ -18,6 +18,7 @@ from .lexers import (
     DQ_MULTI,
     JS_REGEX,
     JS_TEMPLATE,
+    JS_TEXT_QUOTE,
     LINE_COMMENT,
     RUST_CHAR,
     SQ,
@@ -85,7 +86,12 @@ _LANGUAGES = [
     Language(
         "js",
         ("javascript", "javascriptreact", "typescript", "typescriptreact", "js", "jsx", "ts", "tsx"),
-        brace_lexer("\"'`/", [DQ, SQ, JS_TEMPLATE, LINE_COMMENT, BLOCK_COMMENT, JS_REGEX], _JS_RESYNC, template=True),
+        brace_lexer(
+            "\"'`/",
+            [JS_TEXT_QUOTE, DQ, SQ, JS_TEMPLATE, LINE_COMMENT, BLOCK_COMMENT, JS_REGEX],
+            _JS_RESYNC,
+            template=True,
+        ),
         re.compile(_JS_DECLARATION),
         start=_BRACE_START,
         decoration=re.compile(r"@[\w$]"),

@@ -35,16 +35,44 @@ BLOCK_COMMENT = r"/\*[\s\S]*?(?:\*/|\Z)"
 TRIPLE = r'"""[\s\S]*?(?:"""|\Z)'
 TRIPLE_SQ = r"'''[\s\S]*?(?:'''|\Z)"
 RUST_CHAR = r"'(?:[^'\\\n]|\\(?:u\{[0-9a-fA-F]*\}|x[0-9a-fA-F]{2}|[^\n]))'"  # Rust: 'a' and '\n', not 'a lifetimes
-# A JS regex literal: a `/` where an operand is expected. Which is unknowable without parsing; the
-# usual tell is the character before it (one space allowed) or a keyword that takes an operand.
+# A JS regex literal: a `/` where an operand is expected (ECMAScript's InputElementRegExp goal).
+# Which is unknowable without parsing; the tell is the token before it (one space allowed): a
+# punctuator that leaves an operand to come, any but `)`, `]`, the postfix `++`/`--`, `.`/`?.` and
+# `<` (`}` ends a block more often than an object; `<` is left out for JSX's `</p>`), or a keyword
+# that takes an operand (`return`, `=>`'s `>`, `yield`, `await`, `typeof`, `case`, `do`...).
 # The `/` comes first, then what precedes it is checked (lookbehinds that end with it): an
 # alternative that starts with a literal keeps the regex engine's first-character prefilter.
 _LINE_START = [r"\n", *(rf"\n {{{n}}}" for n in range(1, 17)), *(rf"\n\t{{{n}}}" for n in range(1, 7))]
-_REGEX_BEFORE = [r"[(,=:\[!&|?;{}]", r"[(,=:\[!&|?;{}] ", r"\breturn ", r"\btypeof ", r"\bcase ", *_LINE_START]
+_OPERAND_PUNCTUATORS = [r"[(,=:\[!&|?;{>*%^~]", r"[^+]\+", r"[^-]-"]  # each of one width, for a lookbehind
+JS_OPERAND_KEYWORDS = (
+    "return", "typeof", "instanceof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw",
+    "yield", "await", "extends", "default",
+)  # fmt: skip
+_REGEX_BEFORE = [
+    *_OPERAND_PUNCTUATORS,
+    *(f"{punctuator} " for punctuator in _OPERAND_PUNCTUATORS),
+    *(rf"(?<![\w$.]){keyword}{space}" for keyword in JS_OPERAND_KEYWORDS for space in ("", " ")),
+    *_LINE_START,
+]
+# After a `}`, a `/>` closes a JSX element (`panel={<Step />} />`, `<a href={x}/>`): no regex.
+_AFTER_A_BRACE = [r"(?<=\}/)(?!>)", r"(?<=\} /)(?!>)"]
 JS_REGEX = (
-    r"/(?:" + "|".join(f"(?<={before}/)" for before in _REGEX_BEFORE) + r")"
+    r"/(?:" + "|".join([*(f"(?<={before}/)" for before in _REGEX_BEFORE), *_AFTER_A_BRACE]) + r")"
     r"(?![*/])(?:[^/\\\[\n]++|\\.|\[(?:[^\]\\\n]++|\\.)*+\])++/[a-z]*+"
 )
+# An apostrophe between a name's character and a letter starts no string in JavaScript (no literal
+# follows a name or a number), unless a keyword that takes an operand ends there (`return'x'`,
+# minified): it is JSX text, `<p>Don't</p>`, `it's`. Only there: a quote after a name followed by
+# anything else is more often a string misaligned by a slip (`f("a, "b")`), to be caught. In the
+# mask its group names it, so that the check does not read it as a string (the token pattern has
+# no group for it: one inside its possessive repeat trips `re`).
+# The quote comes first, then what precedes it is checked (lookbehinds that end with it): a pattern
+# that starts with lookbehinds loses the regex engine's first-character prefilter (5x slower).
+_AFTER_A_NAME = r"(?<=[\w$]')" + "".join(
+    rf"(?<!(?<![\w$.]){keyword}')" for keyword in (*JS_OPERAND_KEYWORDS, "import", "from", "module")
+)
+JS_TEXT_QUOTE = r"'" + _AFTER_A_NAME + r"(?=[A-Za-z])"
+_JS_TEXT_QUOTE_NAMED = r"(?P<text_quote>')" + _AFTER_A_NAME + r"(?=[A-Za-z])"
 JS_TEMPLATE = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+`"  # a template without `${`: skipped whole
 _TEMPLATE_HEAD = r"`(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+\$\{"
 _TEMPLATE_REST = re.compile(r"(?:[^`\\$]++|\\[\s\S]|\$(?!\{))*+(`|\$\{)?")
@@ -71,7 +99,8 @@ def brace_lexer(specials: str, skips: list[str], resync: str, template: bool = F
     comment, `skips` consume one each, `resync` matches a line at column 0 where a nested scan
     resynchronises (see `Scan.resync`); `template` for JS template literals with `${`."""
     # Blanking a header wants whole templates, `${...}` included (nested templates aside).
-    masks = [JS_ANY_TEMPLATE if skip == JS_TEMPLATE else skip for skip in skips]
+    named = {JS_TEMPLATE: JS_ANY_TEMPLATE, JS_TEXT_QUOTE: _JS_TEXT_QUOTE_NAMED}
+    masks = [named.get(skip, skip) for skip in skips]
     return Lexer(brace_pattern(specials, skips, resync, template), _mask_pattern(masks))
 
 

@@ -3,7 +3,10 @@ one its old text did not have, or None. Errors the document had already (the use
 of an edit) do not count: a valid rewrite of a broken file is no worse than the file.
 
 - Python: the standard library's parser, through `python.parse_python` (the package's one locked
-  parse), on as little text as decides. Python reports only its first error, so:
+  parse), on as little text as decides. It is the running Python's grammar: a text it fails on for a
+  construct of a newer Python (`python_newer`) is read with that construct written the older way,
+  and when that parses the check says what it could not read (`not checked (Python 3.11's grammar)`)
+  rather than refuse. Python reports only its first error, so:
   1. the region on its own (dedented): when its old text parses alone and the new text starts at
      the same indentation, the new text must parse alone too. This is every definition the scope
      picks, in any file, broken or not, and costs a parse of the region only.
@@ -15,6 +18,10 @@ of an edit) do not count: a valid rewrite of a broken file is no worse than the 
      region from the parser: nothing is known, and nothing counts.
 - The languages the block scan reads (`languages`): their brackets, by their own lexers (`brackets`).
 - Any other language is not checked (`SyntaxCheck.checked` is "").
+
+Every reader sees the text a parser of the file sees: a leading byte-order mark is the file's encoding
+(Python reads a file as `utf-8-sig`, and so do the other languages' compilers), not code, so it is
+taken off the document and off a new text that starts the document before anything reads them.
 """
 
 from __future__ import annotations
@@ -27,9 +34,14 @@ from dataclasses import dataclass
 
 from ..text import LineIndex, split_lines
 from .python import ParseError, parse_python, top_level_chunk
+from .python_newer import RUNNING_GRAMMAR, older_reading
 
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
 _LINE_NUMBER = re.compile(r"\bline (\d+)")
+BOM = "\ufeff"
+# A document read whole when the new text fails in the statements around it (a broken answer, or a
+# chunk misaligned by a column-0 line in a string): 5,000 lines parse in about 25 ms, on that path only.
+WHOLE_DOCUMENT_MAX_LINES = 5_000
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,12 @@ class SyntaxCheck:
 def syntax_check(text: str, start: int, end: int, new: str, language: str) -> SyntaxCheck:
     """Does replacing text[start:end] with `new` bring a syntax error into the document? `language`
     is a languageId (`file_language.language_of`)."""
+    text, start, end, new = _without_byte_order_mark(text, start, end, new)
     if language.lower() == "python":
-        return SyntaxCheck("python", python_problem(text, start, end, new))
+        reader = _Reader()
+        problem = python_problem(text, start, end, new, reader)
+        newer = problem is None and reader.newer
+        return SyntaxCheck(f"not checked ({RUNNING_GRAMMAR})" if newer else "python", problem)
     from .brackets import bracket_trouble
     from .languages import LANGUAGE_OF_ID  # compiles every lexer: not at start-up
 
@@ -66,18 +82,50 @@ def syntax_check(text: str, start: int, end: int, new: str, language: str) -> Sy
     return SyntaxCheck(checked, SyntaxProblem(line, trouble.message))
 
 
-def python_problem(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
+def _without_byte_order_mark(text: str, start: int, end: int, new: str) -> tuple[str, int, int, str]:
+    """The document and the edit as a parser reads the file: with no leading `\\ufeff` (a mark the
+    region keeps is `hygiene.keep_byte_order_mark`'s business, not the check's)."""
+    if start == 0:
+        new = new.removeprefix(BOM)
+    if not text.startswith(BOM):
+        return text, start, end, new
+    return text[1:], max(start - 1, 0), max(end - 1, 0), new
+
+
+class _Reader:
+    """Python's parser for one check, reading a construct newer than its grammar the older way
+    (`python_newer`); `newer`: the new text held one, which the check could not read."""
+
+    newer = False
+
+    def parse(self, source: str, new: bool = True) -> ast.Module | ParseError:
+        parsed = parse_python(source)
+        if isinstance(parsed, ast.Module):
+            return parsed
+        older = older_reading(source, _parses)
+        if older is None:
+            return parsed
+        again = parse_python(older)  # still failing: an error of the newer grammar too, on the same line
+        self.newer = self.newer or (new and isinstance(again, ast.Module))
+        return again
+
+
+def _parses(source: str) -> bool:
+    return isinstance(parse_python(source), ast.Module)
+
+
+def python_problem(text: str, start: int, end: int, new: str, reader: _Reader) -> SyntaxProblem | None:
     """The first syntax error `new` brings in place of text[start:end] in a Python document."""
     old = text[start:end]
     first_line = text.count("\n", 0, start)  # 0-based
     at_line_start = start == 0 or text[start - 1] in "\r\n"
     whole = start == 0 and end == len(text)  # the file itself: one parse of the new text decides, when it parses
     if at_line_start and not whole and _indent(old) == _indent(new):
-        old_alone = parse_python(textwrap.dedent(old))
+        old_alone = reader.parse(textwrap.dedent(old), new=False)
         if isinstance(old_alone, ast.Module):
-            new_alone = parse_python(textwrap.dedent(new))
+            new_alone = reader.parse(textwrap.dedent(new))
             return None if isinstance(new_alone, ast.Module) else _problem(new_alone, first_line)
-    return _in_context(text, start, end, new)
+    return _in_context(text, start, end, new, reader)
 
 
 def _indent(text: str) -> str | None:
@@ -95,18 +143,32 @@ def _problem(error: ParseError, offset: int) -> SyntaxProblem:
     return SyntaxProblem(error.line + offset if error.line else 0, _LINE_NUMBER.sub(moved, error.message))
 
 
-def _in_context(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
+def _in_context(text: str, start: int, end: int, new: str, reader: _Reader) -> SyntaxProblem | None:
     """Steps 2 and 3 of the module's rule: the top-level statements around the region."""
     index = LineIndex(text)
     offsets = index.offsets
-    first = bisect.bisect_right(offsets, start) - 1
-    last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
-    chunk_first, chunk_end = top_level_chunk(index.lines, first, max(first, min(last, len(index.lines) - 1)))
-    before, after = text[offsets[chunk_first] : start], text[end : offsets[chunk_end]]
-    new_error = parse_python(before + new + after)
-    if isinstance(new_error, ast.Module):
-        return None
-    old_error = parse_python(before + text[start:end] + after)
+    top = len(index.lines) - 1
+    if top < 0:  # an empty document: the new text is all there is
+        alone = reader.parse(new)
+        return None if isinstance(alone, ast.Module) else _problem(alone, 0)
+    # An insertion after the last line break starts a line of its own (line top + 1); one at the end
+    # of a last line without a break is on that line.
+    after_last = start == len(text) and text.endswith(("\n", "\r"))
+    first = min(bisect.bisect_right(offsets, start) - 1, top + after_last)
+    last = max(first, min(bisect.bisect_right(offsets, max(start, end - 1)) - 1, top))
+    chunk_first, chunk_end = top_level_chunk(index.lines, min(first, top), min(last, top))
+    whole = (0, top + 1)
+    widen = top < WHOLE_DOCUMENT_MAX_LINES and (chunk_first, chunk_end) != whole
+    # A second round reads the whole document: the chunk's borders are lines at column 0, and some of
+    # those lie inside a string (a triple-quoted one's text), which misaligns the chunk.
+    for chunk in [(chunk_first, chunk_end), *([whole] if widen else [])]:
+        chunk_first, chunk_end = chunk
+        before, after = text[offsets[chunk_first] : start], text[end : offsets[chunk_end]]
+        new_error = reader.parse(before + new + after)
+        if isinstance(new_error, ast.Module):
+            return None
+    assert isinstance(new_error, ParseError)  # the loop returned on a parse
+    old_error = reader.parse(before + text[start:end] + after, new=False)
     problem = _problem(new_error, chunk_first)
     if isinstance(old_error, ast.Module):
         return problem

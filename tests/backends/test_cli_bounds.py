@@ -151,5 +151,5 @@ def test_a_block_of_thousands_of_dividers_is_refused_not_applied(tmp_path: Path,
         config=config,
         cwd=tmp_path,
     )
-    assert "edit block 1 has more than one ======= line" in result.stderr, result.stderr
+    assert "edit block 1 has more than 5 ======= lines" in result.stderr, result.stderr
     assert source.read_text(encoding="utf-8") == SOURCE

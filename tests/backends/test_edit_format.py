@@ -122,6 +122,21 @@ async def test_auto_chooses_by_the_region_size(engine: Engine, fake_backend: Fak
     assert fake_backend.requests[-1]["prediction"]["content"] == "def main():\n    return Pipeline()\n"
 
 
+async def test_auto_asks_for_a_region_holding_a_divider_line_in_the_region_format(
+    engine: Engine, fake_backend: FakeBackend
+) -> None:
+    # A docstring's heading underline: a SEARCH/REPLACE block around it would hold two dividers.
+    text = SOURCE.replace("    limit = 3\n", '    """limit\n=======\n"""\n\n    limit = 3\n')
+    result = await engine.refactor(request(text=text), config(fake_backend, hunks_min_lines=100))
+    assert result.new_text == text.replace("limit", "ceiling")
+    assert result.stats.edit_format == "region"
+    assert result.stats.format_reason == "auto, the region holds a `=======` line, which SEARCH/REPLACE blocks use"
+    asked = await engine.refactor(request("hunks", text=text), config(fake_backend, hunks_min_lines=100))
+    assert asked.stats.edit_format == "hunks" and asked.new_text == result.new_text  # asked for: read at its match
+    diff = await engine.refactor(request(text=text), config(fake_backend, hunks_min_lines=100, hunks_form="diff"))
+    assert diff.stats.edit_format == "hunks"  # the diff form reads any line as code
+
+
 AMBIGUOUS = f"{SEARCH_MARKER}\n        value = abs(value)\n=======\n        value = -value\n>>>>>>> REPLACE\n"
 MISSING = f"{SEARCH_MARKER}\n    limit = 4\n=======\n    ceiling = 4\n>>>>>>> REPLACE\n"
 

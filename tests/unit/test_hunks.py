@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from lsp_server.formats.hunks import (
     DIVIDER,
     HUNKS_SYSTEM_PROMPT,
+    MAX_DIVIDERS,
     REPLACE_MARKER,
     SEARCH_MARKER,
     Hunk,
@@ -101,16 +103,28 @@ def test_equals_signs_that_are_code_are_not_a_divider() -> None:
     assert hunk.replace == ('line = "-------"', "    =======", "========")
 
 
-def test_a_block_with_more_than_one_divider_is_refused_never_read_as_code() -> None:
-    # A heading's underline in the code: where the SEARCH ends is unclear, and the diff form can say it.
-    heading = block("Title\n=======\n\nSome text.\n", "Title\n=======\n\nOther text.\n")
-    with pytest.raises(HunksError, match=r'edit block 1 has more than one ======= line.*hunks_form = "diff"') as info:
-        parse_hunks(heading)
-    assert info.value.block == 1 and "nothing was applied" in str(info.value)
+def test_a_heading_underline_in_the_search_is_read_at_the_divider_whose_search_matches() -> None:
+    # Code with a heading's underline: the block holds three divider lines, one of them the block's.
+    region = "Title\n=======\n\nSome text.\n"
+    answer = block("Title\n=======\n\nSome text.\n", "Title\n=======\n\nOther text.\n")
+    assert len(parse_hunks(answer)[0].readings) == 2
+    result = apply_hunks(region, parse_hunks(answer))
+    assert result.text == "Title\n=======\n\nOther text.\n"  # applied exactly, as before the flood fix
+    assert result.notes == ["block 1 has several ======= lines: read at the one whose SEARCH matches"]
+    # Only a SEARCH that matches is a reading: none does, and the block is refused as one that does not.
+    assert "does not match the code" in str(refusal("Other\n", answer))
+
+
+def test_a_block_with_more_dividers_than_a_handful_is_refused_unread_and_fast() -> None:
     # A model that writes thousands of dividers (once: 1.97 GB and 9 s to parse, then applied as code).
-    flood = block(REGION.splitlines(keepends=True)[1], f"{DIVIDER}\n" * 3_000)
-    with pytest.raises(HunksError, match="edit block 1 has more than one ======="):
+    flood = block(REGION.splitlines(keepends=True)[1], f"{DIVIDER}\n" * 100_000)
+    started = time.perf_counter()
+    with pytest.raises(HunksError, match=f"edit block 1 has more than {MAX_DIVIDERS} ======= lines"):
         parse_hunks(flood + block("a\n", "b\n"))
+    assert time.perf_counter() - started < 2.0  # linear: about 0.1 s here; 15,000 once took 9 s
+    # A handful of readings, each matched once: linear in the answer.
+    few = block("x\n" + f"{DIVIDER}\n" * (MAX_DIVIDERS - 1), "y\n")
+    assert apply_hunks("x\n", parse_hunks(few)).text == f"{DIVIDER}\n" * (MAX_DIVIDERS - 1) + "y\n"
 
 
 @pytest.mark.parametrize(
@@ -402,8 +416,8 @@ EDGE_CASES = [
     ("x\n", "\n"),
     ("\ufeffa\nb\n", "\ufeffa\nc\n"),
 ]
-# Code holding divider lines (a heading's underline): a block around them would hold two dividers, which
-# is refused, so only the diff form carries these changes (test_hunks_diff round-trips them).
+# Code holding divider lines (a heading's underline): a block around them holds several dividers, read
+# at the one whose SEARCH matches (both forms round-trip them).
 DIVIDER_CASES = [
     ("Title\n=======\nText\n", "Title\n=======\nOther\n"),
     ("a\n=======\nb\n", "a\n=======\n=======\nb\n"),
@@ -418,7 +432,13 @@ def test_hunks_for_round_trips_the_edge_cases(old: str, new: str) -> None:
     check_round_trip(old, new, context=3)
 
 
-@pytest.mark.parametrize(("old", "new"), [*DIVIDER_CASES, (f"a\n{REPLACE_MARKER}\nb\n", f"a\n{REPLACE_MARKER}\nc\n")])
+@pytest.mark.parametrize(("old", "new"), DIVIDER_CASES)
+def test_hunks_for_round_trips_code_with_divider_lines(old: str, new: str) -> None:
+    check_round_trip(old, new)
+    check_round_trip(old, new, context=3)
+
+
+@pytest.mark.parametrize(("old", "new"), [(f"a\n{REPLACE_MARKER}\nb\n", f"a\n{REPLACE_MARKER}\nc\n")])
 def test_hunks_for_refuses_text_with_lines_that_are_block_markers(old: str, new: str) -> None:
     with pytest.raises(HunksError, match="read as markers"):
         hunks_for(old, new, context=3)
