@@ -29,15 +29,21 @@ from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff
 
 def _read_snippet(spec: str, limit: int) -> str:
     """The snippet from a file, or from stdin for `-`: UTF-8, at most `limit` characters. Raises ValueError."""
+    from ..files.safe_read import ReadRefused, read_stream
+
     if spec != "-":
         return read_source(Path(spec), limit)
-    data = sys.stdin.buffer.read(4 * limit + 1)
+    over = f"the snippet on stdin is over {limit:,} characters (refactor.max_region_chars)"
+    try:
+        data = read_stream(sys.stdin.buffer, 4 * limit)  # UTF-8 takes at most 4 bytes a character
+    except ReadRefused:
+        raise ValueError(over) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"the snippet on stdin is not UTF-8 text (byte {exc.start})") from None
     if len(text) > limit:
-        raise ValueError(f"the snippet on stdin is over {limit:,} characters (refactor.max_region_chars)")
+        raise ValueError(over)
     return text
 
 

@@ -133,6 +133,19 @@ async def _refactor(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def _settings_from_stdin() -> str:
+    """Editor settings from stdin: at most MAX_CONFIG_BYTES bytes of UTF-8. Raises ConfigError."""
+    from ..config.layers import MAX_CONFIG_BYTES
+    from ..files.safe_read import ReadRefused, read_stream
+
+    try:
+        return read_stream(sys.stdin.buffer, MAX_CONFIG_BYTES).decode("utf-8")
+    except ReadRefused:
+        raise ConfigError("--settings -", "refactorLsp", f"is over {MAX_CONFIG_BYTES:,} bytes") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("--settings -", "refactorLsp", f"is not UTF-8 text (byte {exc.start})") from None
+
+
 async def _check(args: argparse.Namespace) -> int:
     from ..backend.errors import BackendError, PredictionUnsupported
     from ..backend.stream import StreamRequest
@@ -142,11 +155,7 @@ async def _check(args: argparse.Namespace) -> int:
     try:
         settings = args.settings
         if settings == "-":  # from setup(), with its headers: never on a command line
-            from ..config.layers import MAX_CONFIG_BYTES
-
-            settings = sys.stdin.read(MAX_CONFIG_BYTES + 1)
-            if len(settings) > MAX_CONFIG_BYTES:
-                raise ConfigError("--settings -", "refactorLsp", f"is over {MAX_CONFIG_BYTES:,} characters")
+            settings = _settings_from_stdin()
         loaded = load_cli_config(args.config, Path(args.workspace) if args.workspace else Path.cwd(), settings)
         backend = loaded.config.backend(args.backend)
         api_key(backend)

@@ -180,3 +180,20 @@ def test_a_snippet_that_cannot_be_placed_exits_4_and_sends_nothing(
 def test_usage_errors_exit_2(project: dict[str, Any]) -> None:
     message = assert_clean_failure(apply(project, "difflib.py", "missing.py"), 2)
     assert "missing.py" in message
+
+
+def test_a_snippet_on_stdin_over_the_limit_is_over_the_limit_wherever_the_bound_cuts_a_character(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Issue 36 item 6: 1,001 two-byte characters past a 1,000-character limit: the read stops at 4 × 1,000 + 1
+    bytes, inside a character; that is the limit, not "not UTF-8 text (byte 4000)"."""
+    project["config"].write_text(
+        project["config"].read_text(encoding="utf-8") + "\n[refactor]\nmax_region_chars = 1000\n", encoding="utf-8"
+    )
+    over = "é" * 2001  # 4,002 bytes: more than any 1,000 characters can take
+    message = assert_clean_failure(apply(project, "difflib.py", "-", stdin=over), 2)
+    assert "over 1,000 characters (refactor.max_region_chars)" in message and "UTF-8" not in message
+    fewer_bytes = "é" * 1001  # 2,002 bytes, all read: over the limit in characters
+    message = assert_clean_failure(apply(project, "difflib.py", "-", stdin=fewer_bytes), 2)
+    assert "over 1,000 characters" in message
+    assert fake_backend.requests == []
