@@ -5,7 +5,9 @@ each marker is kept; every outcome its own exit code."""
 
 from __future__ import annotations
 
+import ast
 import difflib
+import importlib.resources.abc
 import inspect
 import json
 import shutil
@@ -197,3 +199,46 @@ def test_a_snippet_on_stdin_over_the_limit_is_over_the_limit_wherever_the_bound_
     message = assert_clean_failure(apply(project, "difflib.py", "-", stdin=fewer_bytes), 2)
     assert "over 1,000 characters" in message
     assert fake_backend.requests == []
+
+
+RESOURCES_ABC = Path(inspect.getsourcefile(importlib.resources.abc) or "")
+# A Protocol's new abstract method, as a chat writes it: its docstring's example ends in a doctest-style
+# `...` line, and its body is the docstring then `...`, as Python stubs are written.
+NEW_PROTOCOL_METHOD = '''class Traversable(Protocol):
+    # ... existing code ...
+
+    @abc.abstractmethod
+    def walk(self) -> Iterator["Traversable"]:
+        """
+        Yield self and every Traversable below it, as in:
+
+            for item in root.walk():
+                ...
+        """
+        ...
+
+    # ... rest of the class ...
+'''
+
+
+def test_a_protocol_method_whose_body_is_a_docstring_then_an_ellipsis_merges(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Issue 36 items 4 and 5: the `...` after the docstring is the stub's body and the one inside the
+    docstring is its text, not lazy markers: the model's merge that holds both applies, where it was
+    refused ("`...` copied", asked again, refused again)."""
+    original = RESOURCES_ABC.read_text(encoding="utf-8")
+    (project["dir"] / "abc_resources.py").write_text(original, encoding="utf-8")
+    added = NEW_PROTOCOL_METHOD.split("    # ... existing code ...\n\n", 1)[1].split("\n    # ... rest", 1)[0]
+    end_of_class = "        The base name of this object without any parent references.\n        \"\"\"\n"
+    assert original.count(end_of_class) == 1
+    start = original.index("@runtime_checkable\nclass Traversable(Protocol):")
+    region = original[start : original.index(end_of_class) + len(end_of_class)]
+    fake_backend.enqueue(Reply(text=region + "\n" + added))  # the merge a good model writes
+    result = apply(project, "abc_resources.py", "-", "--write", stdin=NEW_PROTOCOL_METHOD)
+    assert result.returncode == 0, result.stderr
+    written = (project["dir"] / "abc_resources.py").read_text(encoding="utf-8")
+    assert written == original.replace(end_of_class, end_of_class + "\n" + added)
+    ast.parse(written)
+    assert len(fake_backend.requests) == 1  # no repair was asked: nothing was read as a copied marker
+    assert fake_backend.requests[0]["prediction"]["content"] == region
