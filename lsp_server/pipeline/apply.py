@@ -9,14 +9,14 @@ its parts are applied together or not at all (`settle`), as one edit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..formats.hygiene import UnusableOutput, strip_fence
 from ..scope.definition import Definition
 from ..scope.file_language import language_of
-from ..scope.placement import NotPlaced, SnippetTarget, place_snippet
+from ..scope.placement import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet
 from ..scope.targets import Target
 from ..text import split_lines
 from .batch import MAX_TARGETS, BatchItem, TargetOutcome
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..config.schema import Config
     from ..scope import ScopeCache
 
-__all__ = ["NotPlaced", "apply_items", "settle", "snippet_code", "whole_file_item"]
+__all__ = ["NotPlaced", "Stopped", "apply_items", "settle", "snippet_code", "whole_file_item"]
 
 
 def snippet_code(snippet: str) -> str:
@@ -46,19 +46,23 @@ def apply_items(
     selection: tuple[int, int] | None,
     config: Config,
     cache: ScopeCache | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[BatchItem]:
     """The parts of `snippet` as refactors of `request`'s document (its text, path, backend, prediction
     and edit format), one per region the snippet goes to. `selection`: the user's selection or cursor
-    (start == end), None for neither. Raises NotPlaced, RefactorError (a snippet over the bounds)."""
+    (start == end), None for neither; `stop`: asked between the placement's steps, which end (Stopped)
+    when it says so (a cancel). Raises NotPlaced, RefactorError (a snippet over the bounds, or naming
+    more definitions than MAX_TARGETS, refused before any is looked for)."""
     limit = config.refactor.max_region_chars
     if len(snippet) > limit:
         raise RefactorError(
             f"the snippet has {len(snippet):,} characters, over refactor.max_region_chars ({limit:,}); nothing was sent"
         )
     language = language_of(request.path, request.language_id)
-    placed = place_snippet(request.text, snippet_code(snippet), language, selection, cache)
-    if len(placed) > MAX_TARGETS:
-        raise NotPlaced(f"the snippet names {len(placed)} definitions, more than one apply takes ({MAX_TARGETS})")
+    try:
+        placed = place_snippet(request.text, snippet_code(snippet), language, selection, cache, MAX_TARGETS, stop)
+    except TooManyParts as exc:
+        raise RefactorError(f"{exc}; nothing was sent — apply it in smaller pieces") from None
     return [BatchItem(document, p.target, _request_for(request, p), config, cache) for p in placed]
 
 

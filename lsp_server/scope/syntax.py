@@ -25,7 +25,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from ..text import LineIndex, split_lines
+from ..text import split_lines
+from .cache import Snapshot
 from .python import ParseError, parse_python, top_level_chunk
 
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
@@ -97,11 +98,12 @@ def _problem(error: ParseError, offset: int) -> SyntaxProblem:
 
 def _in_context(text: str, start: int, end: int, new: str) -> SyntaxProblem | None:
     """Steps 2 and 3 of the module's rule: the top-level statements around the region."""
-    index = LineIndex(text)
+    snapshot = Snapshot(text)
+    index = snapshot.index
     offsets = index.offsets
     first = bisect.bisect_right(offsets, start) - 1
     last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
-    chunk_first, chunk_end = top_level_chunk(index.lines, first, max(first, min(last, len(index.lines) - 1)))
+    chunk_first, chunk_end = top_level_chunk(snapshot, first, max(first, min(last, len(index.lines) - 1)))
     before, after = text[offsets[chunk_first] : start], text[end : offsets[chunk_end]]
     new_error = parse_python(before + new + after)
     if isinstance(new_error, ast.Module):

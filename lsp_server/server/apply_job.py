@@ -11,6 +11,7 @@ message and stats); several as a batch does.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING
 
 from .actions import TITLE_PREFIX
@@ -54,13 +55,18 @@ class ApplyJob(BatchJob):
         config = host.config_for(self.uri)
         request = self._request()
         selection = (request.start, request.end) if self.args.range is not None else None
+        stop = threading.Event()
         try:
-            # The snippet's definitions are looked for line by line: in a thread, so the editor is not held up.
+            # The snippet's definitions are looked for line by line: in a thread, so the editor is not held up;
+            # a cancel stops that thread too, at its next step.
             items = await asyncio.to_thread(
-                apply_items, self.uri, request, self.snippet, selection, config, self.scope_cache
+                apply_items, self.uri, request, self.snippet, selection, config, self.scope_cache, stop.is_set
             )
         except (NotPlaced, RefactorError) as exc:
             return self._failed(str(exc), None)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
         run = BatchRun(host.engine, items, config.refactor.concurrency)
         where = "; ".join(item.target.describe() for item in items[:3]) + (" ..." if len(items) > 3 else "")
         title = f"{TITLE_PREFIX}apply the snippet to {where}"

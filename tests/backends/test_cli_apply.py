@@ -11,6 +11,7 @@ import importlib.resources.abc
 import inspect
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,7 @@ def test_a_protocol_method_whose_body_is_a_docstring_then_an_ellipsis_merges(
     original = RESOURCES_ABC.read_text(encoding="utf-8")
     (project["dir"] / "abc_resources.py").write_text(original, encoding="utf-8")
     added = NEW_PROTOCOL_METHOD.split("    # ... existing code ...\n\n", 1)[1].split("\n    # ... rest", 1)[0]
-    end_of_class = "        The base name of this object without any parent references.\n        \"\"\"\n"
+    end_of_class = '        The base name of this object without any parent references.\n        """\n'
     assert original.count(end_of_class) == 1
     start = original.index("@runtime_checkable\nclass Traversable(Protocol):")
     region = original[start : original.index(end_of_class) + len(end_of_class)]
@@ -242,3 +243,23 @@ def test_a_protocol_method_whose_body_is_a_docstring_then_an_ellipsis_merges(
     ast.parse(written)
     assert len(fake_backend.requests) == 1  # no repair was asked: nothing was read as a copied marker
     assert fake_backend.requests[0]["prediction"]["content"] == region
+
+
+def test_a_snippet_naming_more_definitions_than_one_apply_takes_is_refused_at_once(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Issue 36 item 3: 600 methods named, 500 the most one apply takes: refused (exit 2, as a snippet over
+    its size is) before any is looked for in the file, where every one was placed first (minutes)."""
+    methods = 600
+    big = "class Big:\n" + "".join(f"    def m{i}(self, x):\n        return x + {i}\n\n" for i in range(methods))
+    (project["dir"] / "big.py").write_text(big, encoding="utf-8")
+    snippet = "class Big:\n    # ... existing code ...\n\n"
+    snippet += "".join(f"    def m{i}(self, x):\n        return x - {i}\n\n" for i in range(methods))
+    started = time.monotonic()
+    result = apply(project, "big.py", "-", "--json", stdin=snippet)
+    assert result.returncode == 2, result.stderr
+    assert time.monotonic() - started < 15
+    out = json.loads(result.stdout)
+    assert out["outcome"] == "error" and "names 600 definitions, more than one apply takes (500)" in out["reason"]
+    assert "nothing was sent" in out["reason"] and fake_backend.requests == []
+    assert (project["dir"] / "big.py").read_text(encoding="utf-8") == big

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,48 @@ async def test_cancel_stops_an_apply_and_leaves_the_buffer(editor: Editor, backe
     reply = await running
     assert reply["status"] == "cancelled" and "nothing was applied" in reply["message"]
     assert editor.edits_received == [] and editor.buffers[uri] == DIFFLIB
+
+
+def cpu_s(pid: int) -> float:
+    """The server process's CPU time so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def broken_big_class(names: int = 200, lines: int = 4000, per_line: int = 20) -> str:
+    """A 4,600-line class that does not parse (a half-written signature), so that each question the
+    placement asks reads the class again, whose methods are each named on 400 lines."""
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(names))
+    calls = [
+        f"        x = [{', '.join(f'self.m{(j * per_line + k) % names}' for k in range(per_line))}]\n"
+        for j in range(lines)
+    ]
+    return "class Big:\n" + methods + "    def broken(self:\n        pass\n\n    def calls(self):\n" + "".join(calls)
+
+
+async def test_a_cancel_while_the_snippet_is_placed_ends_the_request_and_frees_its_thread(
+    editor: Editor, backend: FakeBackend, client: LanguageClient
+) -> None:
+    """Issue 36 item 3: placing a snippet that names 200 methods of a big class that does not parse takes
+    the server's worker thread tens of seconds; a cancel then ends the request at once and stops that
+    thread too (the server's CPU time stops growing), where the thread went on for seconds."""
+    uri = editor.open(WORKSPACE / "big.py", broken_big_class())
+    snippet = "class Big:\n    # ... existing code ...\n\n"
+    snippet += "".join(f"    def m{i}(self):\n        return -{i}\n\n" for i in range(200))
+    pid = client._server.pid  # type: ignore[union-attr]
+    started = cpu_s(pid)
+    running = asyncio.ensure_future(editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet}))
+    await until(lambda: cpu_s(pid) > started + 1.0, timeout_s=30)  # the placement is at work
+    asked = time.monotonic()
+    await editor.execute("refactorLsp.cancel", {"uri": uri})
+    reply = await asyncio.wait_for(running, 10)
+    assert reply["status"] == "cancelled" and "nothing was applied" in reply["message"], reply
+    assert time.monotonic() - asked < 2.0
+    assert backend.requests == [] and editor.edits_received == []  # cancelled while placing: nothing was sent
+    await asyncio.sleep(0.3)  # the thread's step in progress ends
+    before = cpu_s(pid)
+    await asyncio.sleep(1.5)
+    assert cpu_s(pid) - before < 0.3  # no thread goes on placing a snippet nobody waits for
 
 
 @pytest.mark.parametrize(
