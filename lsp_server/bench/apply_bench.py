@@ -85,7 +85,8 @@ async def run_apply(
     if mode == "whole-file":
         items = [whole_file_item(task.file, request, task.snippet, bench.config)]
     else:
-        items = apply_items(task.file, request, task.snippet, None, bench.config, ScopeCache())
+        # The model's merge is what is measured, even of a snippet complete enough to splice.
+        items = apply_items(task.file, request, task.snippet, None, bench.config, ScopeCache(), merge_with_model=True)
     run = BatchRun(engine, items, bench.config.refactor.concurrency)
     settled = settle(await run.run())
     edits = [e for o in settled.changed if o.result is not None for e in o.result.edits]

@@ -90,16 +90,19 @@ async def apply_snippet(args: argparse.Namespace) -> int:
         edit_format=args.edit_format,
     )
     try:
-        items = apply_items(str(path), request, snippet, selection, config, ScopeCache())
+        items = apply_items(
+            str(path), request, snippet, selection, config, ScopeCache(), merge_with_model=args.merge_with_model
+        )
     except NotPlaced as exc:
         return _say(args, "not placed", str(exc), Exit.NOT_PLACED)
     except RefactorError as exc:
         return _say(args, "error", str(exc), Exit.USAGE)
-    print(
-        "merging into " + "; ".join(item.target.describe() for item in items) + f" of {path}",
-        file=sys.stderr,
-        flush=True,
-    )
+    where = "; ".join(item.target.describe() for item in items) + f" of {path}"
+    if all(item.splice is not None for item in items):
+        line = f"splicing into {where}: the snippet is complete (no lazy marker), so no model is asked"
+    else:
+        line = f"merging into {where}"
+    print(line, file=sys.stderr, flush=True)
     history = History()
     engine = Engine.from_history(history.read(), try_formats=False)
     run = BatchRun(engine, items, config.refactor.concurrency)
@@ -135,7 +138,13 @@ async def apply_snippet(args: argparse.Namespace) -> int:
         print("no changes: the file already holds the snippet's code", file=sys.stderr)
     if args.json:
         outcome = "unchanged" if not edits else "applied" if args.write else "edit"
-        record = {"outcome": outcome, "new_text": new_text, "stats": stats, "targets": [o.to_dict() for o in final]}
+        record = {
+            "outcome": outcome,
+            "merged_by": settled.merged_by,
+            "new_text": new_text,
+            "stats": stats,
+            "targets": [o.to_dict() for o in final],
+        }
         print(json.dumps(record, ensure_ascii=False))
     return Exit.OK
 

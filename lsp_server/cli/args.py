@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(1-based, inclusive) replaces those lines, N is a cursor on line N (its definition)",
     )
     apply.add_argument("--backend", help="a backend name from the config (default: default_backend)")
+    apply.add_argument(
+        "--merge-with-model",
+        action="store_true",
+        help="ask the model to merge even a complete snippet (no lazy marker, its definitions whole), which is "
+        "otherwise spliced as written, without a request",
+    )
     apply.add_argument("--no-prediction", action="store_true", help="do not send the prediction")
     apply.add_argument(
         "--edit-format",

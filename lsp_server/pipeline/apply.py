@@ -3,12 +3,16 @@
 Not a pipeline of its own: `scope.placement` finds where each part of the snippet goes, and each
 part is a refactor (`RefactorRequest.snippet`: the plan's instruction and prompt are the apply's,
 its region the definition, so the prediction is that definition, not the file), run as a batch
-(`batch.BatchRun`) through the one engine. Unlike a batch of refactors, an apply is one change:
-its parts are applied together or not at all (`settle`), as one edit.
+(`batch.BatchRun`) through the one engine. A complete snippet (no lazy marker, every definition
+whole: `scope.splice`) is the merged code already: its parts carry their new text and are spliced
+without a request (`splice.py`), unless the caller asks for the model's merge. Unlike a batch of
+refactors, an apply is one change: its parts are applied together or not at all (`settle`), as one
+edit.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -16,7 +20,8 @@ from typing import TYPE_CHECKING
 from ..formats.hygiene import UnusableOutput, strip_fence
 from ..scope.definition import Definition
 from ..scope.file_language import language_of
-from ..scope.placement import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet
+from ..scope.placement import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet, read_parts
+from ..scope.splice import NotComplete, splice_snippet
 from ..scope.targets import Target
 from ..text import split_lines
 from .batch import MAX_TARGETS, BatchItem, TargetOutcome
@@ -25,6 +30,8 @@ from .plan import RefactorError, RefactorRequest
 if TYPE_CHECKING:
     from ..config.schema import Config
     from ..scope import ScopeCache
+
+log = logging.getLogger(__name__)
 
 __all__ = ["NotPlaced", "Stopped", "apply_items", "settle", "snippet_code", "whole_file_item"]
 
@@ -47,12 +54,14 @@ def apply_items(
     config: Config,
     cache: ScopeCache | None = None,
     stop: Callable[[], bool] | None = None,
+    merge_with_model: bool = False,
 ) -> list[BatchItem]:
     """The parts of `snippet` as refactors of `request`'s document (its text, path, backend, prediction
-    and edit format), one per region the snippet goes to. `selection`: the user's selection or cursor
-    (start == end), None for neither; `stop`: asked between the placement's steps, which end (Stopped)
-    when it says so (a cancel). Raises NotPlaced, RefactorError (a snippet over the bounds, or naming
-    more definitions than MAX_TARGETS, refused before any is looked for)."""
+    and edit format), one per region the snippet goes to. A complete snippet (scope/splice.py) is
+    spliced as written, each part's new text on its item, unless `merge_with_model`. `selection`: the
+    user's selection or cursor (start == end), None for neither; `stop`: asked between the placement's
+    steps, which end (Stopped) when it says so (a cancel). Raises NotPlaced, RefactorError (a snippet
+    over the bounds, or naming more definitions than MAX_TARGETS, refused before any is looked for)."""
     limit = config.refactor.max_region_chars
     if len(snippet) > limit:
         raise RefactorError(
@@ -60,9 +69,20 @@ def apply_items(
         )
     language = language_of(request.path, request.language_id)
     try:
-        placed = place_snippet(request.text, snippet_code(snippet), language, selection, cache, MAX_TARGETS, stop)
+        read = read_parts(snippet_code(snippet), language, MAX_TARGETS, stop)
     except TooManyParts as exc:
         raise RefactorError(f"{exc}; nothing was sent — apply it in smaller pieces") from None
+    if not merge_with_model:
+        try:
+            spliced = splice_snippet(request.text, read, language, selection, cache, stop)
+        except NotComplete as exc:
+            log.debug("the snippet goes to the model to merge: %s", exc)
+        else:
+            return [
+                BatchItem(document, s.placed.target, _request_for(request, s.placed), config, cache, s.text)
+                for s in spliced
+            ]
+    placed = place_snippet(request.text, read, language, selection, cache, MAX_TARGETS, stop)
     return [BatchItem(document, p.target, _request_for(request, p), config, cache) for p in placed]
 
 
@@ -98,6 +118,12 @@ class Settled:
     @property
     def changed(self) -> list[TargetOutcome]:
         return [o for o in self.outcomes if o.outcome == "edit" and o.result is not None]
+
+    @property
+    def merged_by(self) -> str:
+        """Who wrote the parts: "splice" (none asked a model), "model", or "splice and model"."""
+        who = {o.stats.merged_by for o in self.outcomes if o.stats is not None} or {"model"}
+        return who.pop() if len(who) == 1 else "splice and model"
 
 
 def settle(outcomes: Sequence[TargetOutcome]) -> Settled:

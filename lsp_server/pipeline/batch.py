@@ -22,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .plan import Progress, RefactorError, RefactorRequest, RefactorResult
+from .splice import splice_or_merge
 
 if TYPE_CHECKING:
     from ..config.schema import Config
@@ -67,6 +68,8 @@ class BatchItem:
     request: RefactorRequest
     config: Config
     cache: ScopeCache | None = None  # the document's, so every target's scope reads the same scan
+    # The region's new text, when it is known without a model: a complete snippet's part (splice.py)
+    splice: str | None = None
 
     @property
     def region(self) -> tuple[int, int]:
@@ -194,7 +197,10 @@ class BatchRun:
             self.running.append(index)
             self._changed()
             try:
-                result = await self.engine.run(plan, partial(self._progress, index))
+                if item.splice is not None:
+                    result = await splice_or_merge(self.engine, plan, item.splice, partial(self._progress, index))
+                else:
+                    result = await self.engine.run(plan, partial(self._progress, index))
             except RefactorError as exc:
                 # An answer that came but could not be applied is refused; no answer at all is an error.
                 failed: Outcome = "refused" if exc.output is not None else "error"

@@ -31,6 +31,7 @@ class Lexed:
     in_literal: set[int] = field(default_factory=set)  # begins inside a string or comment opened above
     bracketed: set[int] = field(default_factory=set)  # begins inside an open bracket (Python)
     stubs: set[int] = field(default_factory=set)  # a bare `...` that is a def's or class's whole body
+    docstrings: set[int] = field(default_factory=set)  # lines of a def's or class's docstring (Python)
 
 
 def lexed(lines: Sequence[str], language: str | None, python: bool) -> Lexed:
@@ -117,6 +118,8 @@ def _python(lines: Sequence[str]) -> Lexed:
     for k, statement in enumerate(statements):
         if statement.kind == "ellipsis" and _is_stub(statements, k, lines):
             found.stubs.add(statement.first)
+        elif statement.kind == "docstring" and k and statements[k - 1].kind == "header":
+            found.docstrings.update(range(statement.first, statement.last + 1))
     return found
 
 

@@ -72,12 +72,12 @@ class SnippetTarget:
 
 
 @dataclass(frozen=True)
-class _Match:
+class Match:
     definition: Definition
     line: int  # where its name is: a cursor there chooses it
 
 
-class _Document:
+class Document:
     def __init__(
         self,
         text: str,
@@ -128,10 +128,10 @@ class _Document:
         pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
         return [index for index, line in enumerate(self.lines) if name in line and pattern.search(line)]
 
-    def matches(self, path: tuple[str, ...]) -> list[_Match]:
+    def matches(self, path: tuple[str, ...]) -> list[Match]:
         """The document's definitions whose name path ends with `path`, each once."""
         name = path[-1]
-        found: dict[tuple[int, int], _Match] = {}
+        found: dict[tuple[int, int], Match] = {}
         for index in self._lines_naming(name)[:_CANDIDATES]:
             self.check_stop()
             definition = self.definition_at(index)
@@ -139,7 +139,7 @@ class _Document:
                 continue
             key = (definition.first_line, definition.last_line)
             if key not in found and self.path_of(definition)[-len(path) :] == path:
-                found[key] = _Match(definition, index)
+                found[key] = Match(definition, index)
         return list(found.values())
 
     def path_of(self, definition: Definition) -> tuple[str, ...]:
@@ -190,7 +190,7 @@ class _Document:
         return parent
 
     # -- regions -------------------------------------------------------------------------------
-    def definition_target(self, match: _Match) -> Target | None:
+    def definition_target(self, match: Match) -> Target | None:
         cursor = self.snapshot.index.offsets[match.line]
         region = choose_region(self.text, cursor, cursor, "block", self.language, self.cache)
         chosen = region.definition
@@ -225,7 +225,7 @@ def enclosing_definitions(
     text: str, definition: Definition, language: str | None, cache: ScopeCache | None = None
 ) -> list[Definition]:
     """The named definitions around `definition`, outermost first (a class around a method)."""
-    document = _Document(text, language, cache)
+    document = Document(text, language, cache)
     found: list[Definition] = []
     parent = document._parent(definition)
     while parent is not None:
@@ -237,26 +237,40 @@ def enclosing_definitions(
 _NEEDS_ENCLOSING = None  # a definition (or a child of it) the document does not have
 
 
+def read_parts(snippet: str, language: str | None, max_parts: int | None = None, stop: Stop | None = None) -> Snippet:
+    """The snippet read; TooManyParts when it names more than `max_parts` definitions, said before any
+    is looked for in the document; NotPlaced when it holds no code."""
+    read = read_snippet(snippet, language, stop)
+    if not read.has_code:
+        raise NotPlaced("the snippet holds no code (only blank lines and lazy markers); nothing to merge")
+    parts = sum(part_count(root) for root in read.roots)
+    if max_parts is not None and parts > max_parts:
+        raise TooManyParts(f"the snippet names {parts:,} definitions, more than one apply takes ({max_parts:,})")
+    return read
+
+
+def snippet_document(
+    text: str, read: Snippet, language: str | None, cache: ScopeCache | None, stop: Stop | None
+) -> Document:
+    """The document, ready for the questions about the snippet's names."""
+    names = frozenset(node.path[-1] for root in read.roots for node in named_nodes(root))
+    return Document(text, language, cache, names, stop)
+
+
 def place_snippet(
     text: str,
-    snippet: str,
+    snippet: str | Snippet,
     language: str | None,
     selection: tuple[int, int] | None = None,
     cache: ScopeCache | None = None,
     max_parts: int | None = None,
     stop: Stop | None = None,
 ) -> list[SnippetTarget]:
-    """The regions the snippet goes to, in order. `selection`: the user's selection (start < end),
-    cursor (start == end), or None for neither; `max_parts`: the most definitions the snippet may name
-    (TooManyParts, before any is looked for); `stop`: asked between steps (Stopped). Raises NotPlaced."""
-    read = read_snippet(snippet, language, stop)
-    if not read.has_code:
-        raise NotPlaced("the snippet holds no code (only blank lines and lazy markers); nothing to merge")
-    parts = sum(_parts(root) for root in read.roots)
-    if max_parts is not None and parts > max_parts:
-        raise TooManyParts(f"the snippet names {parts:,} definitions, more than one apply takes ({max_parts:,})")
-    names = frozenset(node.path[-1] for root in read.roots for node in _nodes(root))
-    document = _Document(text, language, cache, names, stop)
+    """The regions the snippet (its text, or as `read_parts` read it) goes to, in order. `selection`: the
+    user's selection (start < end), cursor (start == end), or None for neither; `max_parts`: as
+    `read_parts`; `stop`: asked between steps (Stopped). Raises NotPlaced."""
+    read = snippet if isinstance(snippet, Snippet) else read_parts(snippet, language, max_parts, stop)
+    document = snippet_document(text, read, language, cache, stop)
     if not read.roots:
         return [_pointed(document, read, selection, "the snippet names no definition")]
     small = len(document.lines) <= WHOLE_FILE_LINES
@@ -270,7 +284,7 @@ def place_snippet(
             placed.append(_pointed(document, read, selection, where, root))
         else:
             placed += found
-    loose = _new_loose_lines(document, read)
+    loose = new_loose_lines(document, read)
     if loose:
         first_root = read.roots[0].first_line
         preamble = document.preamble()
@@ -289,18 +303,18 @@ def place_snippet(
     return _without_overlaps(placed)
 
 
-def _parts(node: SnippetDefinition) -> int:
+def part_count(node: SnippetDefinition) -> int:
     """The definitions the snippet changes under `node`: the most parts it can become."""
-    return sum(_parts(child) for child in node.children) if node.shows_only_children else 1
+    return sum(part_count(child) for child in node.children) if node.shows_only_children else 1
 
 
-def _nodes(node: SnippetDefinition) -> list[SnippetDefinition]:
+def named_nodes(node: SnippetDefinition) -> list[SnippetDefinition]:
     """`node` and every definition it shows, at any depth."""
-    return [node, *(found for child in node.children for found in _nodes(child))]
+    return [node, *(found for child in node.children for found in named_nodes(child))]
 
 
 def _visit(
-    document: _Document, read: Snippet, node: SnippetDefinition, selection: tuple[int, int] | None
+    document: Document, read: Snippet, node: SnippetDefinition, selection: tuple[int, int] | None
 ) -> list[SnippetTarget] | None:
     """The regions of `node` and its children, or _NEEDS_ENCLOSING when the document lacks it (or,
     for a definition showing only its children, one of them) and it must go into an enclosing one."""
@@ -318,20 +332,20 @@ def _visit(
     matches = document.matches(node.path)
     if not matches:
         return _NEEDS_ENCLOSING
-    match = _one(document, node, matches, selection, _header_line(read, node))
+    match = one_match(document, node, matches, selection, header_line(read, node))
     target = document.definition_target(match)
     if target is None:
         return _NEEDS_ENCLOSING
     return [SnippetTarget(target, "block", part, adds=node.shows_only_children)]
 
 
-def _one(
-    document: _Document,
+def one_match(
+    document: Document,
     node: SnippetDefinition,
-    matches: list[_Match],
+    matches: list[Match],
     selection: tuple[int, int] | None,
     header: str = "",
-) -> _Match:
+) -> Match:
     """The match, or of several the one the cursor or selection is in. Raises NotPlaced."""
     exact = [m for m in matches if document.path_of(m.definition) == node.path]
     matches = exact or matches  # a class `Foo` over Java's constructor `Foo.Foo`, whose path only ends with it
@@ -352,7 +366,7 @@ def _one(
     )
 
 
-def _header_line(read: Snippet, node: SnippetDefinition) -> str:
+def header_line(read: Snippet, node: SnippetDefinition) -> str:
     """The snippet's line that names the definition (stripped), or ""."""
     name = re.compile(rf"(?<![\w$]){re.escape(node.path[-1])}(?![\w$])")
     for index in range(node.first_line, node.last_line + 1):
@@ -362,7 +376,7 @@ def _header_line(read: Snippet, node: SnippetDefinition) -> str:
 
 
 def _pointed(
-    document: _Document,
+    document: Document,
     read: Snippet,
     selection: tuple[int, int] | None,
     why: str,
@@ -389,7 +403,7 @@ def _pointed(
     )
 
 
-def _new_loose_lines(document: _Document, read: Snippet) -> list[int]:
+def new_loose_lines(document: Document, read: Snippet) -> list[int]:
     """The snippet's loose code lines the document does not hold already (context shown, not changed)."""
     present = {line.strip() for line in document.lines}
     return [i for i in read.loose if read.lines[i].strip() not in present]

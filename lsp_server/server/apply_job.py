@@ -39,9 +39,11 @@ class ApplyJob(BatchJob):
         version: int | None,
         language_id: str | None,
         scope_cache: ScopeCache | None = None,
+        merge_with_model: bool = False,
     ) -> None:
         super().__init__(host, args, "selection", text, version, language_id, scope_cache)
         self.snippet = snippet
+        self.merge_with_model = merge_with_model  # a complete snippet is spliced as written unless this is set
 
     def cancel_message(self) -> str:
         return f"{self.cancel_reason or 'the apply was cancelled'}; nothing was applied, the document is as it was"
@@ -60,7 +62,15 @@ class ApplyJob(BatchJob):
             # The snippet's definitions are looked for line by line: in a thread, so the editor is not held up;
             # a cancel stops that thread too, at its next step.
             items = await asyncio.to_thread(
-                apply_items, self.uri, request, self.snippet, selection, config, self.scope_cache, stop.is_set
+                apply_items,
+                self.uri,
+                request,
+                self.snippet,
+                selection,
+                config,
+                self.scope_cache,
+                stop.is_set,
+                self.merge_with_model,
             )
         except (NotPlaced, RefactorError) as exc:
             return self._failed(str(exc), None)

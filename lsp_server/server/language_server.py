@@ -323,10 +323,14 @@ class RefactorServer(LanguageServer):
 
     # -- refactors -----------------------------------------------------------------------
     async def refactor(
-        self, args: RefactorArguments, each: BatchTargets | None = None, snippet: str | None = None
+        self,
+        args: RefactorArguments,
+        each: BatchTargets | None = None,
+        snippet: str | None = None,
+        merge_with_model: bool = False,
     ) -> RefactorReply:
         """Start the refactor the editor asked for: one region, with `each` a batch (batch_job.py), with
-        `snippet` an apply of it (apply_job.py)."""
+        `snippet` an apply of it (apply_job.py), by the model even when complete with `merge_with_model`."""
         uri = args.uri
         if uri in self.jobs:
             message = (
@@ -345,7 +349,7 @@ class RefactorServer(LanguageServer):
         snapshot = (document.source, document.version, document.language_id, self.scope_cache(uri))
         job: RefactorJob
         if snippet is not None:
-            job = ApplyJob(self, args, snippet, *snapshot)
+            job = ApplyJob(self, args, snippet, *snapshot, merge_with_model=merge_with_model)
         elif each is not None:
             job = BatchJob(self, args, each, *snapshot)
         else:

@@ -13,8 +13,8 @@
 - `refactorLsp.refactorEach` takes one `BatchArguments` object (`refactorLsp.refactor`'s, plus
   `targets`) and answers a `RefactorReply` whose stats are the batch's record (pipeline/batch_stats.py);
   its progress is a `BatchProgressPayload`.
-- `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?, and
-  `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
+- `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?,
+  `mergeWithModel`?, and `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
   `RefactorReply`: one part's stats, or for several the batch's record.
 
 docs/protocol.md ("Commands and notifications") documents the same shapes.
@@ -163,6 +163,7 @@ class ApplyArguments:
 
     refactor: RefactorArguments
     snippet: str
+    merge_with_model: bool = False  # a complete snippet is spliced as written unless this asks the model
 
 
 # Keys of `refactorLsp.refactor` that say what to do: an apply's snippet says it.
@@ -179,7 +180,8 @@ def _structure_apply(raw: Any, converter: Converter) -> ApplyArguments:
     given = [key for key in _NOT_FOR_APPLY if raw.get(key) not in (None, [], "")]
     if given:
         raise ValueError(f"`{given[0]}` is not for refactorLsp.applySnippet: the snippet says what to do")
-    return ApplyArguments(arguments, snippet)
+    merge = _field(raw, bool, "true or false", "mergeWithModel", "merge_with_model")
+    return ApplyArguments(arguments, snippet, bool(merge))
 
 
 def register(converter: Converter) -> None:

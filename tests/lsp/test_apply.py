@@ -86,12 +86,51 @@ async def test_a_lazy_method_is_one_versioned_edit_of_that_method_with_it_as_the
 async def test_a_javascript_function_merges_into_domutils(editor: Editor, backend: FakeBackend) -> None:
     uri = editor.open(WORKSPACE / "traversal.js", DOMUTILS, "javascript")
     snippet = "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n"
-    reply = await editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet})
+    arguments = {"uri": uri, "snippet": snippet, "mergeWithModel": True}  # complete: spliced unless asked
+    reply = await editor.execute("refactorLsp.applySnippet", arguments)
     assert reply["status"] == "applied", reply
     assert editor.buffers[uri] == DOMUTILS.replace("return elem.name;\n", "return elem.name.toLowerCase();\n")
     (request,) = backend.requests
     assert request["prediction"]["content"].endswith("export function getName(elem) {\n    return elem.name;\n}\n")
     assert len(request["prediction"]["content"]) < 400
+
+
+async def test_a_complete_snippet_is_spliced_as_written_without_a_request(editor: Editor, backend: FakeBackend) -> None:
+    """Issue 36 item 7: a snippet with no lazy marker whose definitions are whole is the merged code: it is
+    applied as one versioned edit, checked, with no request (0 tokens), and the message and the stats say
+    so; `mergeWithModel` asks the model anyway."""
+    uri = editor.open(WORKSPACE / "spliced.js", DOMUTILS, "javascript")
+    snippet = (
+        "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n\n"
+        "export function getTag(elem) {\n    return elem.tagName;\n}\n"
+    )
+    reply = await editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet})
+    assert reply["status"] == "applied", reply
+    expected = DOMUTILS.replace(
+        "export function getName(elem) {\n    return elem.name;\n}\n",
+        "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n\n"
+        "export function getTag(elem) {\n    return elem.tagName;\n}\n",
+    )
+    assert expected != DOMUTILS and editor.buffers[uri] == expected  # the new function after the one it follows
+    assert backend.requests == []
+    (sent,) = editor.edits_received
+    (change,) = sent.edit.document_changes
+    assert change.text_document.version == 1
+    (notified,) = editor.stats
+    assert notified["merged_by"] == "splice" and notified["completion_tokens"] == 0
+    assert notified["prediction"] is False and notified["tokens_per_s"] is None and notified["backend"] == ""
+    assert notified["checked"] == "brackets" and notified["applied"] is True
+    assert "spliced as written, no model asked (0 tokens)" in notified["summary"]
+    assert any("spliced as written, no model asked (0 tokens)" in m for m in editor.messages())
+    assert reply["stats"]["merged_by"] == "splice"
+    shown = await editor.execute("refactorLsp.showStats")  # no backend wrote it: in no backend's medians
+    assert shown["spliced"] >= 1 and all(b["backend"] for b in shown["backends"])
+    # The same snippet with mergeWithModel: the model merges it, its definition as the prediction.
+    fresh(editor.client)
+    again = editor.open(WORKSPACE / "merged.js", DOMUTILS, "javascript")
+    reply = await editor.execute("refactorLsp.applySnippet", {"uri": again, "snippet": snippet, "mergeWithModel": True})
+    assert reply["status"] == "applied", reply
+    assert len(backend.requests) == 1 and reply["stats"]["merged_by"] == "model"
 
 
 async def test_two_methods_are_one_edit_and_a_refused_part_applies_nothing(
@@ -209,6 +248,7 @@ async def test_a_cancel_while_the_snippet_is_placed_ends_the_request_and_frees_i
         ({"uri": "file:///x.py", "snippet": "  \n"}, "`snippet` is empty"),
         ({"uri": "file:///x.py", "snippet": 3}, "`snippet` must be a string"),
         ({"uri": "file:///x.py", "snippet": "x = 1\n", "instruction": "do it"}, "`instruction` is not for"),
+        ({"uri": "file:///x.py", "snippet": "x = 1\n", "mergeWithModel": "yes"}, "`mergeWithModel` must be true or"),
     ],
 )
 async def test_malformed_arguments_are_refused_by_name(editor: Editor, arguments: dict, problem: str) -> None:

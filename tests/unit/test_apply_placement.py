@@ -299,7 +299,7 @@ def test_a_snippet_naming_more_definitions_than_one_apply_takes_is_refused_befor
 ) -> None:
     from lsp_server.scope import placement
 
-    monkeypatch.setattr(placement, "_Document", None)  # nothing of the document may be read
+    monkeypatch.setattr(placement, "Document", None)  # nothing of the document may be read
     with pytest.raises(placement.TooManyParts, match=r"names 501 definitions, more than one apply takes \(500\)"):
         place_snippet(_class_of(501), _snippet_naming(501), "python", max_parts=500)
 
