@@ -93,6 +93,6 @@ def marker_lines(lines: Sequence[str], language: str | None, lenient: bool = Fal
     if not candidates:
         return []
     python = (language or "").lower() in ("python", "py")
-    read = lexed(lines, language, python)
+    read = lexed(lines, language, python, [i for i in candidates if i not in ellipses])
     code = read.stubs | read.bracketed if python else set()
     return [i for i in candidates if i not in read.in_literal and not (i in ellipses and i in code)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 _MAX_RESTARTS = 20  # a text tokenize stops on this often is read from there on without its help
@@ -34,11 +34,12 @@ class Lexed:
     docstrings: set[int] = field(default_factory=set)  # lines of a def's or class's docstring (Python)
 
 
-def lexed(lines: Sequence[str], language: str | None, python: bool) -> Lexed:
+def lexed(lines: Sequence[str], language: str | None, python: bool, comments: Collection[int] = ()) -> Lexed:
     """The lines read by the language's lexer: Python's `tokenize`, else the scan's lexer for the
-    language; nothing known for a language neither reads."""
+    language; nothing known for a language neither reads. `comments`: lines that read as a comment of
+    some language (a snippet's `// ...` in Python), given to tokenize as `#` (`--x` is Python code)."""
     if python:
-        return _python(lines)
+        return _python(lines, comments)
     if language:
         pattern = _literal_pattern(language)
         if pattern is not None:
@@ -100,15 +101,15 @@ def _indent(line: str) -> int:
     return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
 
 
-def _python(lines: Sequence[str]) -> Lexed:
+def _python(lines: Sequence[str], comments: Collection[int]) -> Lexed:
     """tokenize's reading. Each line is given to it without its indentation (which it would judge, and a
-    snippet's markers break) and a comment in another language's syntax as `#` (a snippet may hold one);
-    where it stops (an unclosed string on one line), it starts again on the next line."""
+    snippet's markers break) and each of `comments` in another language's syntax as `#` (a quote in it
+    would open a string); where it stops (an unclosed string on one line), it starts again on the next."""
     readable = [line.lstrip(" \t\f") for line in lines]
-    readable = [
-        "#\n" if line.startswith(("//", "/*", "--", "<!--", "(*")) and not any(q in line for q in "\"'") else line
-        for line in readable
-    ]
+    for index in comments:
+        line = readable[index]
+        if not line.startswith("#") and not any(quote in line for quote in "\"'"):
+            readable[index] = "#\n"
     found = Lexed()
     statements: list[_Statement] = []
     start, restarts = 0, 0
