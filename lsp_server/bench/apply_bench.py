@@ -84,7 +84,9 @@ async def run_apply(
         cache_salt=uuid.uuid4().hex,  # no run reads a prompt another run left on a vLLM server
         max_tokens_setting="bench --max-tokens" if bench.max_tokens else "refactor.max_tokens",
     )
-    source = Source(task.file, replace(request, snippet=task.snippet), bench.config, ScopeCache())
+    # The model's merge is what is measured, even of a snippet complete enough to splice.
+    merging = replace(request, snippet=task.snippet, merge_with_model=True)
+    source = Source(task.file, merging, bench.config, ScopeCache())
     if mode == "whole-file":
         merge = Request("apply", (whole_file_item(source),), "", whole=True)
     else:

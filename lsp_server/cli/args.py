@@ -165,6 +165,12 @@ def _apply_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser])
         "(1-based, inclusive) replaces those lines, N is a cursor on line N (its definition)",
     )
     _request_options(apply, "the merged definition")
+    apply.add_argument(
+        "--merge-with-model",
+        action="store_true",
+        help="ask the model to merge even a complete snippet (no lazy marker, its definitions whole), which is "
+        "otherwise spliced as written, without a request",
+    )
 
 
 def _check_parser(sub: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:

@@ -118,11 +118,13 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
     """Standard input as UTF-8 text of at most `max_chars` characters, bounded before it is decoded: input
     past the bound is "over the limit" whatever it holds (a bound that cut a character in two says
     nothing about the encoding), and only input within it is judged as UTF-8. Raises ValueError."""
-    # UTF-8 takes at most 4 bytes a character: past that, the input is too large whatever it holds.
-    data = sys.stdin.buffer.read(4 * max_chars + 1)
+    from ..files.safe_read import ReadRefused, read_stream
+
     over = f"{what} is over {max_chars:,} characters ({setting})"
-    if len(data) > 4 * max_chars:
-        raise ValueError(over)
+    try:  # UTF-8 takes at most 4 bytes a character: past that, the input is too large whatever it holds
+        data = read_stream(sys.stdin.buffer, 4 * max_chars)
+    except ReadRefused:
+        raise ValueError(over) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

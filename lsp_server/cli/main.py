@@ -14,7 +14,20 @@ from pathlib import Path
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
-from .io import Exit, error, load_cli_config, read_stdin_text, stdout_closed
+from .io import Exit, error, load_cli_config, stdout_closed
+
+
+def _settings_from_stdin() -> str:
+    """Editor settings from stdin: at most MAX_CONFIG_BYTES bytes of UTF-8. Raises ConfigError."""
+    from ..config.layers import MAX_CONFIG_BYTES
+    from ..files.safe_read import ReadRefused, read_stream
+
+    try:
+        return read_stream(sys.stdin.buffer, MAX_CONFIG_BYTES).decode("utf-8")
+    except ReadRefused:
+        raise ConfigError("--settings -", "refactorLsp", f"is over {MAX_CONFIG_BYTES:,} bytes") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("--settings -", "refactorLsp", f"is not UTF-8 text (byte {exc.start})") from None
 
 
 async def _check(args: argparse.Namespace) -> int:
@@ -26,12 +39,7 @@ async def _check(args: argparse.Namespace) -> int:
     try:
         settings = args.settings
         if settings == "-":  # from setup(), with its headers: never on a command line
-            from ..config.layers import MAX_CONFIG_BYTES
-
-            try:
-                settings = read_stdin_text(MAX_CONFIG_BYTES, "the settings on stdin", "--settings -")
-            except ValueError as exc:
-                raise ConfigError("--settings -", "refactorLsp", str(exc)) from None
+            settings = _settings_from_stdin()
         loaded = load_cli_config(args.config, Path(args.workspace) if args.workspace else Path.cwd(), settings)
         backend = loaded.config.backend(args.backend)
         api_key(backend)

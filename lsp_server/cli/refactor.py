@@ -114,6 +114,7 @@ def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], l
             scope=scope,
             edit_format=args.edit_format,
             snippet=snippet,
+            merge_with_model=getattr(args, "merge_with_model", False),
         )
         files.append(file)
         sources.append(Source(str(path), request, config, ScopeCache(), selection))
@@ -226,7 +227,12 @@ def _announce(args: argparse.Namespace, request: Request, files: list[File]) -> 
                 )
             error(f"rewriting {region.describe()}{where}; --lines START:END rewrites less")
     elif request.kind == "apply":
-        print(f"merging into {request.describe()} of {files[0].path}", file=sys.stderr, flush=True)
+        where = f"{request.describe()} of {files[0].path}"
+        if all(item.splice is not None for item in request.items):
+            line = f"splicing into {where}: the snippet is complete (no lazy marker), so no model is asked"
+        else:
+            line = f"merging into {where}"
+        print(line, file=sys.stderr, flush=True)
     else:
         jobs = args.jobs or min(file.config.refactor.concurrency for file in files)
         at_once = min(jobs, len(request.items))

@@ -8,14 +8,18 @@ one runner as a request applied whole (request.snippet_parts, outcome.settle).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from ..formats.hygiene import UnusableOutput, strip_fence
-from ..scope.placement import NotPlaced, SnippetTarget, place_snippet
+from ..scope.placement import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet, read_parts
+from ..scope.splice import NotComplete, splice_snippet
 from .plan import RefactorError, RefactorRequest
 from .runner import MAX_TARGETS, Item, Source
 
-__all__ = ["NotPlaced", "merge_items", "snippet_code"]
+__all__ = ["NotPlaced", "Stopped", "merge_items", "snippet_code"]
+
+log = logging.getLogger(__name__)
 
 
 def snippet_code(snippet: str) -> str:
@@ -31,17 +35,34 @@ def snippet_code(snippet: str) -> str:
 def merge_items(source: Source, snippet: str) -> list[Item]:
     """The parts of `snippet` as refactors of the source's document (its text, path, backend,
     prediction and edit format), one per region the snippet goes to, near the source's selection or
-    cursor when it names nothing. Raises NotPlaced, RefactorError (a snippet over the bounds)."""
+    cursor when it names nothing. A complete snippet (scope/splice.py) is spliced as written, each
+    part's new text on its item, unless the request asks the model to merge it. The source's `stop`
+    is asked between the placement's steps (Stopped when it says so). Raises NotPlaced, RefactorError
+    (a snippet over the bounds, or naming more definitions than MAX_TARGETS, refused before any is
+    looked for)."""
     config, request = source.config, source.request
     limit = config.refactor.max_region_chars
     if len(snippet) > limit:
         raise RefactorError(
             f"the snippet has {len(snippet):,} characters, over refactor.max_region_chars ({limit:,}); nothing was sent"
         )
-    placed = place_snippet(request.text, snippet_code(snippet), source.language, source.selection, source.cache)
-    if len(placed) > MAX_TARGETS:
-        raise NotPlaced(f"the snippet names {len(placed)} definitions, more than one apply takes ({MAX_TARGETS})")
-    return [Item(source.document, p.target, _request_for(request, p), config, source.cache) for p in placed]
+    language, cache, stop = source.language, source.cache, source.stop
+    try:
+        read = read_parts(snippet_code(snippet), language, MAX_TARGETS, stop)
+    except TooManyParts as exc:
+        raise RefactorError(f"{exc}; nothing was sent — apply it in smaller pieces") from None
+    if not request.merge_with_model:
+        try:
+            spliced = splice_snippet(request.text, read, language, source.selection, cache, stop)
+        except NotComplete as exc:
+            log.debug("the snippet goes to the model to merge: %s", exc)
+        else:
+            return [
+                Item(source.document, s.placed.target, _request_for(request, s.placed), config, cache, splice=s.text)
+                for s in spliced
+            ]
+    placed = place_snippet(request.text, read, language, source.selection, cache, MAX_TARGETS, stop)
+    return [Item(source.document, p.target, _request_for(request, p), config, cache) for p in placed]
 
 
 def _request_for(request: RefactorRequest, placed: SnippetTarget) -> RefactorRequest:

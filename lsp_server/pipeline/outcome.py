@@ -107,6 +107,12 @@ class Ended:
     def changed(self) -> bool:
         return any(o.outcome in ("applied", "edit", "unconfirmed") for o in self.outcomes)
 
+    @property
+    def merged_by(self) -> str:
+        """Who wrote the new text: "model"; "splice" (a complete snippet, no model asked); or "splice and model"."""
+        who = {o.stats.merged_by for o in self.outcomes if o.stats is not None} or {"model"}
+        return who.pop() if len(who) == 1 else "splice and model"
+
     def outcome(self) -> str:
         """The request's outcome in one word, as `--json` names it: a target's outcome when they all
         share one (`applied`, `edit`, `unchanged`, `refused`, `error`, `stale`, ...), `partial` when
@@ -196,6 +202,7 @@ class Ended:
             else self.record(uri),
             "targets": [o.to_dict() for o in self.outcomes],
             "totals": self.totals.to_dict(),
+            "merged_by": self.merged_by,
         }
 
 
@@ -214,6 +221,7 @@ def refused_json(kind: str, outcome: str, reason: str) -> dict[str, Any]:
         "stats": None,
         "targets": [],
         "totals": None,
+        "merged_by": None,
         "changes": [],
     }
 

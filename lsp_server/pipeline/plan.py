@@ -82,6 +82,9 @@ class RefactorRequest:
     # The code to merge into the region (an apply: `refactor-lsp apply`, `refactorLsp.applySnippet`): its
     # part for this region, found by scope.placement. The instruction is then the apply's own.
     snippet: str | None = None
+    # A complete snippet (no lazy marker, its definitions whole) is spliced as written; this asks the
+    # model to merge it all the same (`apply --merge-with-model`, `mergeWithModel`; the bench).
+    merge_with_model: bool = False
 
 
 # (backend, override) → how the prediction is sent, and why in words when the cost guard decided ("" otherwise)

@@ -138,15 +138,17 @@ def definition_items(source: Source, targets: Sequence[Target]) -> list[Item]:
 def snippet_parts(engine: Engine, sources: Sequence[Source]) -> Request:
     """The parts of the source's snippet (`RefactorRequest.snippet`: code a chat or an agent wrote) as
     merges into the definitions it names, each with its part: one change, applied whole or not at all."""
-    from .merge import NotPlaced, merge_items  # the placement's lexers: compiled on the first snippet
+    from .merge import NotPlaced, Stopped, merge_items  # the placement's lexers: compiled on the first snippet
 
     (source,) = sources
     try:
         items = merge_items(source, source.request.snippet or "")
     except NotPlaced as exc:
         raise NoTargets(str(exc), "not placed") from None
-    except RefactorError as exc:
-        raise NoTargets(str(exc)) from None
+    except Stopped:
+        raise NoTargets("the apply was cancelled; nothing was sent", "cancelled") from None
+    except RefactorError as exc:  # over the bounds (its size, its parts): said before anything is read
+        raise NoTargets(str(exc), "usage") from None
     request = Request("apply", tuple(items), "", whole=True, action=APPLY_TITLE)
     return replace(request, title=f"{APPLY_TITLE} to {request.describe()}")
 

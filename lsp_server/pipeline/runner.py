@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..scope.file_language import language_of
 from .plan import Plan, Progress, RefactorError, RefactorRequest, RefactorResult
+from .splice import splice_or_merge
 
 if TYPE_CHECKING:
     from ..config.schema import Config
@@ -61,6 +62,9 @@ class Source:
     config: Config
     cache: ScopeCache | None = None
     selection: tuple[int, int] | None = None
+    # Asked between the steps of finding the targets line by line, which end (placement.Stopped) when it
+    # says so: a cancel reaches a worker thread this way.
+    stop: Callable[[], bool] | None = None
 
     @property
     def language(self) -> str:
@@ -77,6 +81,8 @@ class Item:
     config: Config
     cache: ScopeCache | None = None  # the document's, so every target's scope reads the same scan
     plan: Plan | None = None  # made ahead (a cursor's request: its plan chose the region); else when its turn comes
+    # The region's new text, when it is known without a model: a complete snippet's part (splice.py)
+    splice: str | None = None
 
     @property
     def region(self) -> tuple[int, int]:
@@ -196,7 +202,10 @@ class Runner:
             self.running.append(index)
             self._changed()
             try:
-                result = await self.engine.run(plan, partial(self._progress, index))
+                if item.splice is not None:
+                    result = await splice_or_merge(self.engine, plan, item.splice, partial(self._progress, index))
+                else:
+                    result = await self.engine.run(plan, partial(self._progress, index))
             except RefactorError as exc:
                 # An answer that came but could not be applied is refused; no answer at all is an error.
                 failed: Outcome = "refused" if exc.output is not None else "error"

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..backend.metrics import SOURCE_APPROXIMATE
 from ..stats.measured import RefactorStats
+from ..stats.words import SPLICED
 from ..text import count_of
 from .runner import OUTCOMES, TargetOutcome
 
@@ -43,6 +44,14 @@ class BatchTotals:
     prediction: bool  # a target sent its prediction (as a field, or in the prompt of a server that drafts)
     prediction_via: str  # the first answered target's ("field", "prompt", "off")
     repaired: int = 0  # targets whose answer brought an error and was applied once repaired
+    spliced: int = 0  # an apply's parts spliced as written: no request, no tokens (pipeline/splice.py)
+
+    @property
+    def merged_by(self) -> str:
+        """ "splice" when every answered target was spliced as written, "model" when none was, else both."""
+        if not self.spliced:
+            return "model"
+        return "splice" if self.spliced == self.answered else "splice and model"
 
     @property
     def overlap(self) -> float | None:
@@ -98,6 +107,7 @@ def batch_totals(outcomes: Sequence[TargetOutcome], wall_ms: float, concurrency:
         prediction=any(s.prediction for s in answered),
         prediction_via=answered[0].prediction_via if answered else "off",
         repaired=sum(1 for s in answered if s.repaired),
+        spliced=sum(1 for s in answered if s.merged_by == "splice"),
     )
 
 
@@ -126,7 +136,12 @@ def batch_summary(totals: BatchTotals) -> str:
     """`12 definitions: 11 applied, 1 refused (2 repaired) · 14.2 s, 4 at a time (their latencies add up to
     41.3 s) · 1,234 tok · 87 tok/s together · prediction 88% accepted (...)`."""
     repaired = f" ({totals.repaired} repaired)" if totals.repaired else ""
-    parts = [f"{count_of(totals.targets, 'definition')}: {outcome_counts(totals)}{repaired}"]
+    head = f"{count_of(totals.targets, 'definition')}: {outcome_counts(totals)}{repaired}"
+    if totals.merged_by == "splice":
+        return f"{head} · {SPLICED} · {totals.wall_ms / 1000:.2f} s"
+    if totals.spliced:
+        head += f" ({totals.spliced} spliced as written, no model asked)"
+    parts = [head]
     timing = f"{totals.wall_ms / 1000:.1f} s, {min(totals.concurrency, totals.targets)} at a time"
     if totals.latency_sum_ms:
         timing += f" (their latencies add up to {totals.latency_sum_ms / 1000:.1f} s)"
@@ -144,6 +159,8 @@ def batch_status_text(totals: BatchTotals) -> str:
     """The short form for a status bar: `11/12 · 87 tok/s together · 88% accepted`."""
     done = totals.count("applied", "edit", "unchanged")
     parts = [f"{done}/{totals.targets}"]
+    if totals.merged_by == "splice":
+        return f"{parts[0]} · spliced · 0 tokens"
     if totals.tokens_per_s is not None:
         parts.append(f"{totals.tokens_per_s:.0f} tok/s together")
     if not totals.prediction:
@@ -179,6 +196,7 @@ def batch_record(uri: str, outcomes: Sequence[TargetOutcome], totals: BatchTotal
         predicted_chars=sum(o.stats.predicted_chars for o in outcomes if o.stats is not None),
         action=first.action if first else "",
         served_by=first.served_by if first else "",
+        merged_by=totals.merged_by,
         applied=True if applied == totals.targets else False if applied == 0 else None,
         uri=uri,
     )

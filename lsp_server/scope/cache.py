@@ -25,7 +25,7 @@ class Snapshot:
     """One text, its lines, and what scope computed from it. Built for one text and never re-keyed:
     a reader holding a snapshot sees that text's facts, whatever the cache holds by then."""
 
-    __slots__ = ("answers", "index", "text", "trees")
+    __slots__ = ("answers", "index", "text", "top_starts", "trees")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -34,6 +34,8 @@ class Snapshot:
         self.trees: dict[tuple[int, int], ast.Module | None] = {}
         # The definition around a line, by (language family, line); None: no definition there.
         self.answers: dict[tuple[str, int], Definition | None] = {}
+        # Python: the lines that may start a top-level statement, found once (python.py), or None yet.
+        self.top_starts: list[int] | None = None
 
     def remember(self, key: tuple[str, int], found: Definition | None) -> None:
         if len(self.answers) >= _MAX_ANSWERS:

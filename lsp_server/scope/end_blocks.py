@@ -26,6 +26,8 @@ from .scan import Scan
 _RUBY_WORDS = r"def|class|module|if|unless|while|until|case|begin|for|do|end"
 _RUBY_KEYWORD = rf"(?<![\w.:$@])(?:{_RUBY_WORDS})(?![\w?!]|:[^:])"
 _RUBY_SQ = r"'(?:[^'\\]++|\\[\s\S])*+'"
+# A special global quotes nothing: `$'`, `$``, `$"` (rdoc's), `$-w`.
+_RUBY_SPECIAL_GLOBAL = r"\$(?:[!@&`'+~=/\\,;.<>*$?:\"]|-\w)"
 
 
 def _ruby_code(depth: int) -> str:
@@ -42,16 +44,11 @@ def _ruby_dq(depth: int) -> str:
     return rf'"(?:[^"\\#]++|\\[\s\S]|#\{{{_ruby_code(depth)}\}}|#)*+'
 
 
-RUBY_TOKEN = re.compile(
-    r"(?>"
-    r"[^\w\"'`#/%<\n{}:.$@?]++"
-    rf"|(?!(?:{_RUBY_WORDS})\b)[A-Za-z_]\w*+[?!]?"
-    r"|\d\w*+"
-    r"|\.\s*+[A-Za-z_]\w*+[?!=]?"  # a method call: `x.class`, `y.end`
-    r"|::?[A-Za-z_]\w*+[?!=]?"  # a constant path or a symbol: `Foo::Bar`, `:end`
-    r"|\$(?:[!@&`'+~=/\\,;.<>*$?:\"]|-\w)"  # a special global: `$'`, `$``, `$"` quote nothing
-    r"|[@$]++\w*+"
-    rf'|{_ruby_dq(3)}"?'
+# Ruby's strings and comments, each consumed whole: a double-quoted string with its `#{...}`, a
+# single-quoted and a backtick one, `=begin ... =end`, a `#` comment, a heredoc, a `%` literal, a regex
+# where an operand is expected.
+_RUBY_LITERALS = (
+    rf'{_ruby_dq(3)}"?'
     r"|'(?:[^'\\]++|\\[\s\S])*+'?"
     r"|`(?:[^`\\]++|\\[\s\S])*+`?"
     r"|(?<![^\n])=begin\b[\s\S]*?(?:\n=end\b[^\n]*+|\Z)"
@@ -61,6 +58,25 @@ RUBY_TOKEN = re.compile(
     r"|<(?:[^<>\\]++|\\.)*+>|(?P<pd>[^\w\s])(?:(?!(?P=pd))[^\\]|\\.)*+(?P=pd))"
     r"|(?:(?<=[(,=~!&|?;{}])|(?<=[(,=~!&|?;{}] )|(?<=\bwhen )|(?<=\bif )|(?<=\bunless ))"
     r"/(?![\s/])(?:[^/\\\n]++|\\.)*+/[a-z]*+"
+)
+# Names and symbols first: `x.class`, `:end`, `@x` hold no string (`:"..."` aside, read as a string).
+RUBY_LITERALS = re.compile(
+    r"[A-Za-z_]\w*+[?!]?|::?[A-Za-z_]\w*+[?!=]?|"
+    + _RUBY_SPECIAL_GLOBAL
+    + r"|[@$]++\w*+|\?(?:\\.|[^\s\\])(?!\w)|"
+    + _RUBY_LITERALS,
+    re.M,
+)
+RUBY_TOKEN = re.compile(
+    r"(?>"
+    r"[^\w\"'`#/%<\n{}:.$@?]++"
+    rf"|(?!(?:{_RUBY_WORDS})\b)[A-Za-z_]\w*+[?!]?"
+    r"|\d\w*+"
+    r"|\.\s*+[A-Za-z_]\w*+[?!=]?"  # a method call: `x.class`, `y.end`
+    r"|::?[A-Za-z_]\w*+[?!=]?"  # a constant path or a symbol: `Foo::Bar`, `:end`
+    rf"|{_RUBY_SPECIAL_GLOBAL}"
+    r"|[@$]++\w*+"
+    rf"|{_RUBY_LITERALS}"
     r"|\?(?:\\.|[^\s\\])(?!\w)"  # a character literal: ?a
     r"|[\"'`#/%<:.$@?]"
     rf"|(?!{_RUBY_KEYWORD})\w"  # a keyword that is none (`end?`, `x.class`) is consumed like a name
@@ -171,16 +187,22 @@ def ruby_endless(
 # -- Lua --------------------------------------------------------------------------------------------
 
 _LUA_WORDS = r"function|if|do|repeat|end|until"
+# Lua's strings and comments, each consumed whole: a long comment `--[[ ]]`, a line comment, a long
+# string `[[ ]]`, a quoted string.
+_LUA_LITERALS = (
+    r"--\[(?P<ceq>=*+)\[[\s\S]*?(?:\](?P=ceq)\]|\Z)"
+    r"|--[^\n]*+"
+    r"|\[(?P<seq>=*+)\[[\s\S]*?(?:\](?P=seq)\]|\Z)"
+    r'|"(?:[^"\\\n]++|\\[\s\S])*+"?'
+    r"|'(?:[^'\\\n]++|\\[\s\S])*+'?"
+)
+LUA_LITERALS = re.compile(_LUA_LITERALS)
 LUA_TOKEN = re.compile(
     r"(?>"
     r"[^\w\"'\-\[{}\n.:]++"
     rf"|(?!(?:{_LUA_WORDS})\b)[A-Za-z_]\w*+"
     r"|\d\w*+|[.:]"
-    r"|--\[(?P<ceq>=*+)\[[\s\S]*?(?:\](?P=ceq)\]|\Z)"
-    r"|--[^\n]*+"
-    r"|\[(?P<seq>=*+)\[[\s\S]*?(?:\](?P=seq)\]|\Z)"
-    r'|"(?:[^"\\\n]++|\\[\s\S])*+"?'
-    r"|'(?:[^'\\\n]++|\\[\s\S])*+'?"
+    rf"|{_LUA_LITERALS}"
     r"|[\-\[]"
     r"|\n(?!(?:local\s+)?function\b)"
     r")*+"

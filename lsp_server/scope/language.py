@@ -67,3 +67,11 @@ class Language:
     # (the TypeScript compiler, javac, rustc, PHP and Doxygen attach it so).
     docs_across_blank_lines: bool = False
     after_blocks: AfterBlocks | None = None
+    # Its strings and comments, one a match, where `lexer.mask` matches none (Ruby, Lua): where a lazy
+    # marker cannot be (scope/literals.py).
+    literal_pattern: re.Pattern[str] | None = None
+
+    @property
+    def literals(self) -> re.Pattern[str]:
+        """Its strings and comments, each matched whole."""
+        return self.literal_pattern or self.lexer.mask

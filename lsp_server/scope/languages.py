@@ -7,7 +7,17 @@ from __future__ import annotations
 import re
 
 from .c_like import c_like_classifier, go_classify, rust_classify
-from .end_blocks import LUA_TOKEN, RUBY_TOKEN, lua_events, lua_header, ruby_endless, ruby_events, ruby_header
+from .end_blocks import (
+    LUA_LITERALS,
+    LUA_TOKEN,
+    RUBY_LITERALS,
+    RUBY_TOKEN,
+    lua_events,
+    lua_header,
+    ruby_endless,
+    ruby_events,
+    ruby_header,
+)
 from .headers import CLASS_LIKE, KEYWORDS_NOT_NAMES
 from .js import js_body, js_classify
 from .js_arrows import js_arrow
@@ -245,6 +255,7 @@ _LANGUAGES = [
         word_header=ruby_header,
         method_holders=CLASS_LIKE | {"module"},
         after_blocks=ruby_endless,
+        literal_pattern=RUBY_LITERALS,
     ),
     Language(
         "lua",
@@ -258,6 +269,7 @@ _LANGUAGES = [
         block_comments="--[",
         word_header=lua_header,
         methods_by_syntax=True,
+        literal_pattern=LUA_LITERALS,
     ),
 ]
 LANGUAGES = {language.family: language for language in _LANGUAGES}

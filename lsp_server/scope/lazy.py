@@ -4,17 +4,23 @@
 a line that is only a comment, in the comment syntax of the file's language, saying that something
 is left out (an ellipsis, or words such as "existing code", "rest of", "unchanged"). Each stands for
 the original code at its place. A line holding only `...` (or `…`) is one too, except in Python
-where it is the whole body of a `def` or `class` (a stub, which is code).
+where it is code: the whole body of a `def` or `class` (a stub, after its docstring or not), or
+inside brackets.
 
-Chat models also write another language's comment (`// ...` in a Python snippet): in a snippet that
-is no code of the file's language either, so every common opener is read as a comment there;
-`marker_lines` says which lines of a text are markers.
+A marker is a comment where the language's lexer says a comment is (`literals`): text that only
+looks like one inside a string (a docstring quoting `# ... existing code ...`, a doctest's `...`
+line, a template literal's `// ...`) is the string's. Chat models also write another language's
+comment (`// ...` in a Python snippet): in a snippet that is no code of the file's language either,
+so every common opener is read as a comment there; `marker_lines` says which lines of a text are
+markers.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from .literals import lexed
 
 # Comment openers by language: the line (stripped) starts with one, and a block form ends with its closer.
 _HASH = ("#",)
@@ -41,7 +47,6 @@ _ENDS_LEFT_OUT = re.compile(r"\b(?:unchanged|omitted|as before|stays the same|re
 _MARKER_MAX_WORDS = 8
 _MARKER_MAX_CHARS = 120  # a marker is a short remark; a longer comment is prose about the code
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*(?:(?:#|//).*)?")
-_PYTHON_HEADER = re.compile(r"\s*(?:async\s+)?(?:def|class)\b.*:\s*(?:#.*)?$")
 
 
 def _comment_text(stripped: str, openers: Sequence[str]) -> str | None:
@@ -80,29 +85,14 @@ def is_marker_comment(line: str, language: str | None, lenient: bool = False) ->
     )
 
 
-def _indent(line: str) -> int:
-    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
-
-
-def _python_stub(lines: Sequence[str], index: int) -> bool:
-    """`...` on line `index` is the whole body of the `def` or `class` above it: a stub, not a marker."""
-    above = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), None)
-    if above is None or not _PYTHON_HEADER.match(lines[above]):
-        return False
-    below = next((i for i in range(index + 1, len(lines)) if lines[i].strip()), None)
-    return below is None or _indent(lines[below]) <= _indent(lines[above])
-
-
 def marker_lines(lines: Sequence[str], language: str | None, lenient: bool = False) -> list[int]:
     """The indexes of the lines that are lazy markers. `lenient`: a comment in any common syntax
     counts (a snippet, which chat models write with another language's comments at times)."""
+    ellipses = {i for i, line in enumerate(lines) if _ELLIPSIS.fullmatch(line.strip())}
+    candidates = [i for i, line in enumerate(lines) if i in ellipses or is_marker_comment(line, language, lenient)]
+    if not candidates:
+        return []
     python = (language or "").lower() in ("python", "py")
-    found = []
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        if _ELLIPSIS.fullmatch(stripped):
-            if not (python and _python_stub(lines, index)):
-                found.append(index)
-        elif is_marker_comment(stripped, language, lenient):
-            found.append(index)
-    return found
+    read = lexed(lines, language, python, [i for i in candidates if i not in ellipses])
+    code = read.stubs | read.bracketed if python else set()
+    return [i for i in candidates if i not in read.in_literal and not (i in ellipses and i in code)]

@@ -12,9 +12,10 @@ strings and brackets finds the definitions by their indentation instead.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -43,38 +44,52 @@ def python_definition(snapshot: Snapshot, cursor_line: int) -> Definition | None
         return None
     tree, first = _parse_around(snapshot, cursor_line)
     if tree is None or _starts_in_a_string(tree, first):
-        return _scan(lines, cursor_line)
+        return _scan(snapshot, cursor_line)
     return _from_tree(tree, first, lines, cursor_line)
 
 
 # -- the syntax tree ----------------------------------------------------------------------------------
 
 
-def _is_top_start(line: str) -> bool:
-    return _TOP_START.match(line) is not None
+# The same, found in the whole text at once: at a line start (after `\n`, or a `\r` alone ends a line too).
+_TOP_START_LINE = re.compile(r"(?:^|(?<=\r))" + _TOP_START.pattern, re.M)
 
 
-def _top_starts_above(lines: Sequence[str], line: int) -> Iterator[int]:
-    for i in range(line, -1, -1):
-        if _is_top_start(lines[i]):
-            yield i
+def _top_starts(snapshot: Snapshot) -> list[int]:
+    """The lines (in order) that may start a top-level statement: found once per text by one search at
+    C speed, then bisected. Read line by line from each question's line, a chunk of a big class cost
+    each question the lines of the class (a snippet naming hundreds of its methods asks hundreds)."""
+    starts = snapshot.top_starts
+    if starts is None:
+        offsets = snapshot.index.offsets
+        starts = [bisect.bisect_right(offsets, m.start()) - 1 for m in _TOP_START_LINE.finditer(snapshot.text)]
+        snapshot.top_starts = starts
+    return starts
 
 
-def _top_starts_below(lines: Sequence[str], line: int) -> Iterator[int]:
-    for i in range(line + 1, len(lines)):
-        if _is_top_start(lines[i]):
-            yield i
+def _start_at_or_above(snapshot: Snapshot, line: int, nth: int = 1) -> int:
+    """The nth top-level statement start at or above `line` (the highest there is when fewer), 0 for none."""
+    starts = _top_starts(snapshot)
+    k = bisect.bisect_right(starts, line) - 1
+    return starts[max(k - nth + 1, 0)] if k >= 0 else 0
 
 
-def _chunk_start(lines: Sequence[str], line: int) -> int:
+def _start_below(snapshot: Snapshot, line: int, nth: int = 1) -> int:
+    """The nth top-level statement start below `line` (the lowest there is when fewer); the line count for none."""
+    starts = _top_starts(snapshot)
+    k = bisect.bisect_right(starts, line)
+    return starts[min(k + nth - 1, len(starts) - 1)] if k < len(starts) else len(snapshot.index.lines)
+
+
+def _chunk_start(snapshot: Snapshot, line: int) -> int:
     """The top-level statement start at or above `line`, moved up over the decorators above it."""
-    starts = _top_starts_above(lines, line)
-    start = next(starts, 0)
-    for above in starts:
-        if not lines[above].startswith("@"):
-            break
-        start = above
-    return start
+    starts, lines = _top_starts(snapshot), snapshot.index.lines
+    k = bisect.bisect_right(starts, line) - 1
+    if k < 0:
+        return 0
+    while k > 0 and lines[starts[k - 1]].startswith("@"):
+        k -= 1
+    return starts[k]
 
 
 def _parsed(snapshot: Snapshot, first: int, end: int) -> ast.Module | None:
@@ -116,18 +131,17 @@ def parse_python(source: str) -> ast.Module | ParseError:
             return ParseError(0, str(exc) or type(exc).__name__)
 
 
-def top_level_chunk(lines: Sequence[str], first: int, last: int) -> tuple[int, int]:
+def top_level_chunk(snapshot: Snapshot, first: int, last: int) -> tuple[int, int]:
     """The lines [start, end) of the top-level statements that lines first..last (0-based) are part
     of: from the statement start at or above `first` (its decorators included) to the next one below
     `last`. Each top-level statement parses on its own, so they parse as the whole file would."""
-    return _chunk_start(lines, first), next(_top_starts_below(lines, last), len(lines))
+    return _chunk_start(snapshot, first), _start_below(snapshot, last)
 
 
 def _parse_around(snapshot: Snapshot, cursor: int) -> tuple[ast.Module | None, int]:
     """A parsed chunk holding `cursor`, and the chunk's first line; (None, 0) when none parses."""
     lines = snapshot.index.lines
-    first = _chunk_start(lines, cursor)
-    end = next(_top_starts_below(lines, cursor), len(lines))
+    first, end = top_level_chunk(snapshot, cursor, cursor)
     for widening in range(_WIDENINGS + 1):
         tree = _parsed(snapshot, first, end)
         if tree is not None:
@@ -135,8 +149,8 @@ def _parse_around(snapshot: Snapshot, cursor: int) -> tuple[ast.Module | None, i
         if (first, end) == (0, len(lines)):
             return None, 0
         step = 2**widening
-        first = _chunk_start(lines, _nth(_top_starts_above(lines, first - 1), step, 0)) if first else 0
-        end = _nth(_top_starts_below(lines, end), step, len(lines)) if end < len(lines) else end
+        first = _chunk_start(snapshot, _start_at_or_above(snapshot, first - 1, step)) if first else 0
+        end = _start_below(snapshot, end, step) if end < len(lines) else end
     if len(lines) <= _FULL_PARSE_MAX_LINES:
         return _parsed(snapshot, 0, len(lines)), 0
     return None, 0
@@ -153,13 +167,6 @@ def _starts_in_a_string(tree: ast.Module, first: int) -> bool:
         and isinstance(head.value.value, str | bytes)
         and head.end_lineno != head.lineno
     )
-
-
-def _nth(items: Iterator[int], n: int, default: int) -> int:
-    found = default
-    for _, item in zip(range(n), items, strict=False):
-        found = item
-    return found
 
 
 def _leading_comments(lines: Sequence[str], first: int) -> int:
@@ -185,17 +192,16 @@ def _from_tree(tree: ast.Module, offset: int, lines: Sequence[str], cursor: int)
     top_block: Definition | None = None
     names: list[str] = []
     parent_is_class = False
-    body: Sequence[ast.AST] = tree.body
+    body: Sequence[ast.stmt] = tree.body
     while True:
-        holder = None
-        for node in body:
-            if not isinstance(node, ast.stmt):
-                continue
-            first, last = _span(node, offset, lines)
-            if first <= cursor <= last:
-                holder = node
-                break
-        if holder is None:
+        # The statements of a body follow one another: the one holding the cursor is the first that ends
+        # at or below it, if it starts above it. Bisected: a class of thousands of methods is asked often.
+        at = bisect.bisect_left(body, cursor, key=lambda node: (node.end_lineno or node.lineno) + offset - 1)
+        if at == len(body):
+            break
+        holder = body[at]
+        first, last = _span(holder, offset, lines)
+        if not first <= cursor <= last:
             break
         if body is tree.body and not isinstance(holder, _DEFINITIONS) and last > first:
             top_block = Definition(first, last, "block")
@@ -204,11 +210,14 @@ def _from_tree(tree: ast.Module, offset: int, lines: Sequence[str], cursor: int)
             kind = "class" if isinstance(holder, ast.ClassDef) else "method" if parent_is_class else "function"
             found = Definition(first, last, kind, ".".join(names))
             parent_is_class = isinstance(holder, ast.ClassDef)
-        body = [child for child in ast.iter_child_nodes(holder) if isinstance(child, ast.stmt)]
-        if isinstance(holder, ast.Match):
+        if isinstance(holder, _DEFINITIONS):
+            body = holder.body  # its own list: not copied, however long
+        elif isinstance(holder, ast.Match):
             body = [stmt for case in holder.cases for stmt in case.body]
         elif isinstance(holder, ast.Try | ast.TryStar):
             body = [*holder.body, *(s for h in holder.handlers for s in h.body), *holder.orelse, *holder.finalbody]
+        else:
+            body = [child for child in ast.iter_child_nodes(holder) if isinstance(child, ast.stmt)]
     return found or top_block
 
 
@@ -316,15 +325,16 @@ def _only_comments(lines: Sequence[str], start: int, stop: int) -> bool:
     return all(lines[i].lstrip().startswith("#") for i in range(start, stop))
 
 
-def _scan_window(lines: Sequence[str], cursor: int) -> tuple[int, int]:
+def _scan_window(snapshot: Snapshot, cursor: int) -> tuple[int, int]:
     """From the top-level definition at or above the cursor to the one after it: a window to scan."""
+    lines = snapshot.index.lines
     start = 0
     for i in range(cursor, -1, -1):
         if lines[i][:1].strip() and _DEFINITION_HEADER.match(lines[i]):
-            start = _chunk_start(lines, i)
+            start = _chunk_start(snapshot, i)
             break
     # When the cursor is on a decorator, the definition it decorates is below it: scan past it.
-    in_decorators = lines[next(_top_starts_above(lines, cursor), 0)].startswith("@")
+    in_decorators = lines[_start_at_or_above(snapshot, cursor)].startswith("@")
     stop = len(lines)
     for i in range(cursor + 1, len(lines)):
         line = lines[i]
@@ -339,8 +349,9 @@ def _scan_window(lines: Sequence[str], cursor: int) -> tuple[int, int]:
     return start, stop
 
 
-def _scan(lines: Sequence[str], cursor: int) -> Definition | None:
-    start, stop = (0, len(lines)) if len(lines) <= _WHOLE_SCAN_MAX_LINES else _scan_window(lines, cursor)
+def _scan(snapshot: Snapshot, cursor: int) -> Definition | None:
+    lines = snapshot.index.lines
+    start, stop = (0, len(lines)) if len(lines) <= _WHOLE_SCAN_MAX_LINES else _scan_window(snapshot, cursor)
     logical, in_string = _logical_lines(lines, start, stop)
     if in_string and start > 0:  # the window began inside a string: only the top of the file is safe
         logical, _ = _logical_lines(lines, 0, stop)

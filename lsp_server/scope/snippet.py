@@ -14,6 +14,7 @@ definition is not what the snippet changes; its children are (`placement.py` dec
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..text import split_lines
@@ -27,6 +28,11 @@ _HEADER_SEARCH_LINES = 12  # a header (decorators, a long signature) ends within
 # Definitions read as a whole: a function's nested definitions are its body, never parts of a snippet
 # of their own (and a long function is not asked about line by line).
 LEAF_KINDS = frozenset({"function", "method"})
+STOP_EVERY = 64  # lines read between two questions to the caller's `stop`
+
+
+class Stopped(Exception):
+    """The caller stopped the reading or the placement (its `stop`): a cancel, which frees the thread."""
 
 
 @dataclass
@@ -90,8 +96,9 @@ def _as_comment(line: str, language: str | None) -> str:
     return f"{indent}{opener} ...{closer}{ending}"
 
 
-def read_snippet(snippet: str, language: str | None) -> Snippet:
-    """The snippet's definitions as a tree, its markers and its loose code lines."""
+def read_snippet(snippet: str, language: str | None, stop: Callable[[], bool] | None = None) -> Snippet:
+    """The snippet's definitions as a tree, its markers and its loose code lines. `stop`: asked every
+    STOP_EVERY lines; when it says so, the reading ends (Stopped)."""
     lines = _dedented(split_lines(snippet))
     markers = frozenset(marker_lines(lines, language, lenient=True))
     readable = [_as_comment(line, language) if i in markers else line for i, line in enumerate(lines)]
@@ -100,6 +107,8 @@ def read_snippet(snippet: str, language: str | None) -> Snippet:
     found: dict[tuple[int, int], Definition] = {}
     index = 0
     while index < len(lines):
+        if stop is not None and index % STOP_EVERY == 0 and stop():
+            raise Stopped
         definition = find(snapshot, index) if lines[index].strip() and index not in markers else None
         if definition is not None and definition.name:
             found.setdefault((definition.first_line, definition.last_line), definition)

@@ -32,7 +32,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from ..text import LineIndex, split_lines
+from ..text import split_lines
+from .cache import Snapshot
 from .python import ParseError, parse_python, top_level_chunk
 from .python_newer import RUNNING_GRAMMAR, older_reading
 
@@ -145,7 +146,8 @@ def _problem(error: ParseError, offset: int) -> SyntaxProblem:
 
 def _in_context(text: str, start: int, end: int, new: str, reader: _Reader) -> SyntaxProblem | None:
     """Steps 2 and 3 of the module's rule: the top-level statements around the region."""
-    index = LineIndex(text)
+    snapshot = Snapshot(text)
+    index = snapshot.index
     offsets = index.offsets
     top = len(index.lines) - 1
     if top < 0:  # an empty document: the new text is all there is
@@ -156,7 +158,7 @@ def _in_context(text: str, start: int, end: int, new: str, reader: _Reader) -> S
     after_last = start == len(text) and text.endswith(("\n", "\r"))
     first = min(bisect.bisect_right(offsets, start) - 1, top + after_last)
     last = max(first, min(bisect.bisect_right(offsets, max(start, end - 1)) - 1, top))
-    chunk_first, chunk_end = top_level_chunk(index.lines, min(first, top), min(last, top))
+    chunk_first, chunk_end = top_level_chunk(snapshot, min(first, top), min(last, top))
     whole = (0, top + 1)
     widen = top < WHOLE_DOCUMENT_MAX_LINES and (chunk_first, chunk_end) != whole
     # A second round reads the whole document: the chunk's borders are lines at column 0, and some of

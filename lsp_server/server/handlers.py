@@ -18,7 +18,7 @@ from pygls.uris import to_fs_path
 
 from ..logs import OneLineFormatter
 from ..scope.file_language import language_of
-from ..text import PositionMapper, neutralise_links
+from ..text import PositionMapper, count_of, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
 from .wire import (
@@ -161,7 +161,8 @@ async def refactor_each_command(ls: RefactorServer, arguments: BatchArguments) -
 
 @server.command(APPLY_SNIPPET_COMMAND)
 async def apply_snippet_command(ls: RefactorServer, arguments: ApplyArguments) -> dict[str, Any]:
-    return (await ls.refactor(arguments.refactor, snippet=arguments.snippet)).to_json()
+    merge = arguments.merge_with_model
+    return (await ls.refactor(arguments.refactor, snippet=arguments.snippet, merge_with_model=merge)).to_json()
 
 
 @server.command(APPLY_CHANGES_COMMAND)
@@ -191,12 +192,15 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
     records = ls.history.read()
     summaries = summarize_history(records)
     kept = summarize_kept(records)
-    if not summaries:
-        ls.tell("no refactors recorded yet")
-    else:
-        ls.tell(" | ".join([*(s.line() for s in summaries), *(k.line() for k in kept[:5])]))
+    spliced = sum(1 for r in records if r.merged_by == "splice")  # asked no backend: in no median
+    lines = [s.line() for s in summaries]
+    if spliced:
+        lines.append(f"{count_of(spliced, 'snippet part')} spliced as written, no model asked")
+    lines += [k.line() for k in kept[:5]]
+    ls.tell(" | ".join(lines) if lines else "no refactors recorded yet")
     return {
         "count": len(records),
+        "spliced": spliced,
         "backends": [
             {
                 "backend": s.backend,

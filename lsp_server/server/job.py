@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -109,6 +110,7 @@ class RequestJob:
         kind: RequestKind = "refactor",
         each: BatchTargets | None = None,
         snippet: str | None = None,
+        merge_with_model: bool = False,
     ) -> None:
         self.host = host
         self.args = args
@@ -120,6 +122,8 @@ class RequestJob:
         self.kind = kind
         self.each = each
         self.snippet = snippet
+        self.merge_with_model = merge_with_model  # a complete snippet is spliced as written unless this is set
+        self.stop = threading.Event()  # a cancel, as a worker thread finding the targets sees it
         self.cancel_reason = ""
         self.pending: Pending | None = None  # a review offered to the plugin, not answered yet
         self.settings_read = asyncio.Event()  # the editor answered workspace/configuration (or never will)
@@ -133,6 +137,7 @@ class RequestJob:
 
     def cancel(self, reason: str = CANCELLED) -> None:
         self.cancel_reason = reason
+        self.stop.set()
         if self.pending is not None:  # a review waiting for the plugin: dropped, nothing applied
             self.pending = None
             self.cancelled()
@@ -186,6 +191,7 @@ class RequestJob:
             language_id=self.language_id,
             edit_format=args.edit_format,
             snippet=self.snippet,
+            merge_with_model=self.merge_with_model,
         )
         selection = (start, end) if args.range is not None and self.each != "file" else None
         return Source(self.uri, request, config, self.scope_cache, selection)
@@ -201,7 +207,8 @@ class RequestJob:
         kind = KINDS[self.kind]
         if not kind.in_thread:
             return kind.find(self.host.engine, [source])
-        return await asyncio.to_thread(kind.find, self.host.engine, [replace(source, cache=ScopeCache())])
+        alone = replace(source, cache=ScopeCache(), stop=self.stop.is_set)
+        return await asyncio.to_thread(kind.find, self.host.engine, [alone])
 
     async def _request(self) -> RefactorReply:
         from ..pipeline.outcome import settle

@@ -322,10 +322,15 @@ class RefactorServer(LanguageServer):
 
     # -- refactors -----------------------------------------------------------------------
     async def refactor(
-        self, args: RefactorArguments, each: BatchTargets | None = None, snippet: str | None = None
+        self,
+        args: RefactorArguments,
+        each: BatchTargets | None = None,
+        snippet: str | None = None,
+        merge_with_model: bool = False,
     ) -> RefactorReply:
         """Start the request the editor asked for: one region, with `each` each definition of the
-        selection or the file, with `snippet` a merge of it (job.py, one job for every kind)."""
+        selection or the file, with `snippet` a merge of it, by the model even when the snippet is complete
+        with `merge_with_model` (job.py, one job for every kind)."""
         uri = args.uri
         held = self.jobs.get(uri)
         if held is not None and held.pending is not None and held.pending.expired():
@@ -349,7 +354,9 @@ class RefactorServer(LanguageServer):
             return RefactorReply(RefactorStatus.ERROR, message)
         snapshot = (document.source, document.version, document.language_id, self.scope_cache(uri))
         kind: RequestKind = "apply" if snippet is not None else "each" if each is not None else "refactor"
-        job = RequestJob(self, args, *snapshot, kind=kind, each=each, snippet=snippet)
+        job = RequestJob(
+            self, args, *snapshot, kind=kind, each=each, snippet=snippet, merge_with_model=merge_with_model
+        )
         # Registered before any await, so a cancel that follows the request at once finds it.
         task = job.start()
         self.jobs[uri] = job

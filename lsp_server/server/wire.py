@@ -17,8 +17,8 @@
   with "changes" the reply's status is `review` and its `review` holds the changes, then
   `refactorLsp.applyChanges` takes one `ApplyChangesArguments` object (`uri`, `review`, `keep`) and
   answers a `RefactorReply` as the request would have.
-- `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?, and
-  `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
+- `refactorLsp.applySnippet` takes one `ApplyArguments` object (`uri`, `snippet`, `range`?,
+  `mergeWithModel`?, and `backend`, `prediction`, `editFormat`, `wait` as `refactorLsp.refactor`) and answers a
   `RefactorReply`: one part's stats, or for several the batch's record.
 
 docs/protocol.md ("Commands and notifications") documents the same shapes.
@@ -178,6 +178,7 @@ class ApplyArguments:
 
     refactor: RefactorArguments
     snippet: str
+    merge_with_model: bool = False  # a complete snippet is spliced as written unless this asks the model
 
 
 # Keys of `refactorLsp.refactor` that say what to do: an apply's snippet says it.
@@ -194,7 +195,8 @@ def _structure_apply(raw: Any, converter: Converter) -> ApplyArguments:
     given = [key for key in _NOT_FOR_APPLY if raw.get(key) not in (None, [], "")]
     if given:
         raise ValueError(f"`{given[0]}` is not for refactorLsp.applySnippet: the snippet says what to do")
-    return ApplyArguments(arguments, snippet)
+    merge = _field(raw, bool, "true or false", "mergeWithModel", "merge_with_model")
+    return ApplyArguments(arguments, snippet, bool(merge))
 
 
 @attrs.frozen

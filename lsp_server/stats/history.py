@@ -72,6 +72,7 @@ class HistoryRecord:
     changes: int | None = None
     changes_kept: int | None = None
     applied: bool | None = None
+    merged_by: str = "model"  # added within version 1, as prediction_reason: "splice" asked no model
 
     @classmethod
     def of(cls, stats: RefactorStats) -> HistoryRecord:
@@ -237,9 +238,10 @@ def summarize_history(records: Iterable[HistoryRecord]) -> list[BackendSummary]:
     """Medians per backend and mode; the speedup when both modes exist.
 
     Latency depends on how much was rewritten, so this compares like with like only roughly;
-    `refactor-lsp bench` measures the same edits both ways.
+    `refactor-lsp bench` measures the same edits both ways. A complete snippet spliced as written
+    (`merged_by` "splice") asked no backend and is left out.
     """
-    records = list(records)
+    records = [r for r in records if r.merged_by != "splice"]  # no backend wrote those: nothing to compare
     summaries = []
     for backend in sorted({r.backend for r in records}):
         modes = []

@@ -49,6 +49,9 @@ class RefactorStats:
     predicted_chars: int = 0
     action: str = ""
     served_by: str = ""  # the backend that answered, when a fallback took over
+    # Who wrote the region's new text: "model", or "splice" (an apply's complete snippet, placed as written:
+    # no request, 0 tokens; its latency is the splice's and the check's, no model's speed).
+    merged_by: str = "model"
     # Cost, when the backend's prices are set: billed tokens × prices. OpenAI bills rejected
     # prediction tokens as output, so a prediction can make a refactor faster and dearer at once.
     cost: float | None = None

@@ -8,9 +8,16 @@ import json
 from ..config.schema import APPLY_ID
 from .measured import RefactorStats
 
+SPLICED = "spliced as written, no model asked (0 tokens)"
+
 
 def summary(stats: RefactorStats) -> str:
-    """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`."""
+    """One line for people: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`; for a
+    complete snippet spliced as written: `apply 0.02 s · spliced as written, no model asked (0 tokens) ·
+    checked python`."""
+    if stats.merged_by == "splice":
+        checked = f"checked {stats.checked}" if stats.checked else "no change"
+        return f"apply {stats.latency_ms / 1000:.2f} s · {SPLICED} · {checked}"
     parts = [f"{'apply' if stats.action == APPLY_ID else 'refactor'} {stats.latency_ms / 1000:.1f} s"]
     if waited_for_first_token(stats):
         parts[0] += f" (first token after {(stats.ttft_ms or 0.0) / 1000:.1f} s)"
@@ -43,6 +50,8 @@ def waited_for_first_token(stats: RefactorStats) -> bool:
 
 def status_text(stats: RefactorStats) -> str:
     """The short form for a status bar: `196 tok/s · 88% accepted`, or the latency when there is no rate."""
+    if stats.merged_by == "splice":
+        return "spliced · 0 tokens"
     rate = stats.tokens_per_s
     parts = [f"{rate:.0f} tok/s" if rate is not None else f"{stats.latency_ms / 1000:.2f} s"]
     if not stats.prediction:

@@ -34,10 +34,11 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def lazy_merge(region: str, snippet: str) -> str:
-    """`region` with `snippet` merged in, every lazy marker replaced by the region's lines it stands for."""
+def lazy_merge(region: str, snippet: str, language: str | None = None) -> str:
+    """`region` with `snippet` merged in, every lazy marker replaced by the region's lines it stands for;
+    the markers read as a model that knows `language` reads them (a stub's `...` is code)."""
     ours, theirs = split_lines(region), split_lines(snippet if snippet.endswith("\n") else snippet + "\n")
-    markers = set(marker_lines(theirs, None, lenient=True))
+    markers = set(marker_lines(theirs, language, lenient=True))
     anchors = _anchors(theirs, ours, markers)
     shift = _shift(theirs, ours, anchors, markers)
     merged: list[str] = []

@@ -59,6 +59,13 @@ def model_answer(request: dict[str, Any], responder: Callable[[dict[str, Any]], 
     return answer
 
 
+def language_asked(messages: list[dict[str, Any]]) -> str | None:
+    """The language our prompt names (`Language: python`), as a model reads it; None when it names none."""
+    text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    match = re.search(r"^Language: (\S+)$", text, re.M)
+    return match.group(1) if match else None
+
+
 def instruction_of(messages: list[dict[str, Any]]) -> str:
     text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
     match = re.search(r"^Instruction: (.*)$", text, re.M)
@@ -72,7 +79,7 @@ def rule_responder(request: dict[str, Any]) -> str:
     region = region_of(messages)
     snippet = snippet_of(messages)
     if snippet is not None:
-        return lazy_merge(region, snippet)
+        return lazy_merge(region, snippet, language_asked(messages))
     instruction = instruction_of(messages)
     for pattern in (r"rename `?(\w+)`? to `?(\w+)`?", r"replace `?(\w+)`? with `?(\w+)`?"):
         match = re.search(pattern, instruction, re.I)

@@ -819,3 +819,31 @@ def test_a_cloned_repository_cannot_send_the_code_and_key_to_a_backend_you_never
     assert "backends.openai.model ('o1-pro', yours is 'gpt-4.1-mini')" in warning
     assert "refactor.max_tokens (100000, yours is 4096)" in warning
     assert f"add trusted_workspaces = [{str(repo)!r}] to {config}" in warning
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        # 1.2 MB of two-byte characters: 600,000 characters, over the 1 MiB a config may take
+        (('{"a": "' + "é" * 600_000 + '"}').encode(), "is over 1,048,576 bytes"),
+        (b'{"a": "\xff"}', "is not UTF-8 text (byte 7)"),
+    ],
+)
+def test_check_refuses_settings_on_stdin_over_the_bound_or_not_utf8_by_name(
+    tmp_path: Path, fake_backend: FakeBackend, data: bytes, problem: str
+) -> None:
+    """Issue 36 item 6: stdin's bound is in bytes, decided before decoding; bytes that are no UTF-8 are one
+    usage error (exit 2), not a traceback."""
+    environment = dict(os.environ) | {"REFACTOR_LSP_CONFIG": str(write_config(tmp_path, fake=fake_backend))}
+    result = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "check", "--settings", "-"],
+        input=data,
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        timeout=60,
+    )
+    stderr = result.stderr.decode()
+    assert result.returncode == 2, stderr
+    assert problem in stderr and "Traceback" not in stderr
+    assert fake_backend.requests == []

@@ -28,7 +28,7 @@ SNIPPET = (
 )
 KEYS = {
     "kind", "outcome", "reason", "new_text", "answer", "answer_file", "repaired", "error", "stats", "targets", "totals",
-    "changes",
+    "changes", "merged_by",
 }  # fmt: skip
 
 

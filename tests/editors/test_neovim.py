@@ -683,7 +683,8 @@ def test_apply_keymap_merges_the_clipboard_into_a_javascript_function(tmp_path: 
     path = tmp_path / "project" / "traversal.js"
     path.parent.mkdir(parents=True)
     path.write_text(source, encoding="utf-8")
-    snippet = "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n"
+    # Lazy (a complete one is spliced as written, with no request): the model merges it, the function predicted.
+    snippet = "// ... existing code ...\nexport function getName(elem) {\n    return elem.name.toLowerCase();\n}\n"
     data = run_nvim(
         tmp_path,
         f"""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -84,12 +86,51 @@ async def test_a_lazy_method_is_one_versioned_edit_of_that_method_with_it_as_the
 async def test_a_javascript_function_merges_into_domutils(editor: Editor, backend: FakeBackend) -> None:
     uri = editor.open(WORKSPACE / "traversal.js", DOMUTILS, "javascript")
     snippet = "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n"
-    reply = await editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet})
+    arguments = {"uri": uri, "snippet": snippet, "mergeWithModel": True}  # complete: spliced unless asked
+    reply = await editor.execute("refactorLsp.applySnippet", arguments)
     assert reply["status"] == "applied", reply
     assert editor.buffers[uri] == DOMUTILS.replace("return elem.name;\n", "return elem.name.toLowerCase();\n")
     (request,) = backend.requests
     assert request["prediction"]["content"].endswith("export function getName(elem) {\n    return elem.name;\n}\n")
     assert len(request["prediction"]["content"]) < 400
+
+
+async def test_a_complete_snippet_is_spliced_as_written_without_a_request(editor: Editor, backend: FakeBackend) -> None:
+    """Issue 36 item 7: a snippet with no lazy marker whose definitions are whole is the merged code: it is
+    applied as one versioned edit, checked, with no request (0 tokens), and the message and the stats say
+    so; `mergeWithModel` asks the model anyway."""
+    uri = editor.open(WORKSPACE / "spliced.js", DOMUTILS, "javascript")
+    snippet = (
+        "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n\n"
+        "export function getTag(elem) {\n    return elem.tagName;\n}\n"
+    )
+    reply = await editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet})
+    assert reply["status"] == "applied", reply
+    expected = DOMUTILS.replace(
+        "export function getName(elem) {\n    return elem.name;\n}\n",
+        "export function getName(elem) {\n    return elem.name.toLowerCase();\n}\n\n"
+        "export function getTag(elem) {\n    return elem.tagName;\n}\n",
+    )
+    assert expected != DOMUTILS and editor.buffers[uri] == expected  # the new function after the one it follows
+    assert backend.requests == []
+    (sent,) = editor.edits_received
+    (change,) = sent.edit.document_changes
+    assert change.text_document.version == 1
+    (notified,) = editor.stats
+    assert notified["merged_by"] == "splice" and notified["completion_tokens"] == 0
+    assert notified["prediction"] is False and notified["tokens_per_s"] is None and notified["backend"] == ""
+    assert notified["checked"] == "brackets" and notified["applied"] is True
+    assert "spliced as written, no model asked (0 tokens)" in notified["summary"]
+    assert any("spliced as written, no model asked (0 tokens)" in m for m in editor.messages())
+    assert reply["stats"]["merged_by"] == "splice"
+    shown = await editor.execute("refactorLsp.showStats")  # no backend wrote it: in no backend's medians
+    assert shown["spliced"] >= 1 and all(b["backend"] for b in shown["backends"])
+    # The same snippet with mergeWithModel: the model merges it, its definition as the prediction.
+    fresh(editor.client)
+    again = editor.open(WORKSPACE / "merged.js", DOMUTILS, "javascript")
+    reply = await editor.execute("refactorLsp.applySnippet", {"uri": again, "snippet": snippet, "mergeWithModel": True})
+    assert reply["status"] == "applied", reply
+    assert len(backend.requests) == 1 and reply["stats"]["merged_by"] == "model"
 
 
 async def test_two_methods_are_one_edit_and_a_refused_part_applies_nothing(
@@ -157,6 +198,48 @@ async def test_cancel_stops_an_apply_and_leaves_the_buffer(editor: Editor, backe
     assert editor.edits_received == [] and editor.buffers[uri] == DIFFLIB
 
 
+def cpu_s(pid: int) -> float:
+    """The server process's CPU time so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def broken_big_class(names: int = 200, lines: int = 4000, per_line: int = 20) -> str:
+    """A 4,600-line class that does not parse (a half-written signature), so that each question the
+    placement asks reads the class again, whose methods are each named on 400 lines."""
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(names))
+    calls = [
+        f"        x = [{', '.join(f'self.m{(j * per_line + k) % names}' for k in range(per_line))}]\n"
+        for j in range(lines)
+    ]
+    return "class Big:\n" + methods + "    def broken(self:\n        pass\n\n    def calls(self):\n" + "".join(calls)
+
+
+async def test_a_cancel_while_the_snippet_is_placed_ends_the_request_and_frees_its_thread(
+    editor: Editor, backend: FakeBackend, client: LanguageClient
+) -> None:
+    """Issue 36 item 3: placing a snippet that names 200 methods of a big class that does not parse takes
+    the server's worker thread tens of seconds; a cancel then ends the request at once and stops that
+    thread too (the server's CPU time stops growing), where the thread went on for seconds."""
+    uri = editor.open(WORKSPACE / "big.py", broken_big_class())
+    snippet = "class Big:\n    # ... existing code ...\n\n"
+    snippet += "".join(f"    def m{i}(self):\n        return -{i}\n\n" for i in range(200))
+    pid = client._server.pid  # type: ignore[union-attr]
+    started = cpu_s(pid)
+    running = asyncio.ensure_future(editor.execute("refactorLsp.applySnippet", {"uri": uri, "snippet": snippet}))
+    await until(lambda: cpu_s(pid) > started + 1.0, timeout_s=30)  # the placement is at work
+    asked = time.monotonic()
+    await editor.execute("refactorLsp.cancel", {"uri": uri})
+    reply = await asyncio.wait_for(running, 10)
+    assert reply["status"] == "cancelled" and "nothing was applied" in reply["message"], reply
+    assert time.monotonic() - asked < 2.0
+    assert backend.requests == [] and editor.edits_received == []  # cancelled while placing: nothing was sent
+    await asyncio.sleep(0.3)  # the thread's step in progress ends
+    before = cpu_s(pid)
+    await asyncio.sleep(1.5)
+    assert cpu_s(pid) - before < 0.3  # no thread goes on placing a snippet nobody waits for
+
+
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [
@@ -165,6 +248,7 @@ async def test_cancel_stops_an_apply_and_leaves_the_buffer(editor: Editor, backe
         ({"uri": "file:///x.py", "snippet": "  \n"}, "`snippet` is empty"),
         ({"uri": "file:///x.py", "snippet": 3}, "`snippet` must be a string"),
         ({"uri": "file:///x.py", "snippet": "x = 1\n", "instruction": "do it"}, "`instruction` is not for"),
+        ({"uri": "file:///x.py", "snippet": "x = 1\n", "mergeWithModel": "yes"}, "`mergeWithModel` must be true or"),
     ],
 )
 async def test_malformed_arguments_are_refused_by_name(editor: Editor, arguments: dict, problem: str) -> None:

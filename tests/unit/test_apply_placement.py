@@ -258,3 +258,62 @@ def test_a_javascript_method_shown_in_its_class_goes_to_that_classs_method() -> 
     alone = "get(key) {\n  return this.items[key] ?? null;\n}\n"
     with pytest.raises(NotPlaced, match="2 definitions named `get`"):
         place_snippet(JS_CLASS, alone, "javascript")
+
+
+# -- bounds: many definitions, a cancel ---------------------------------------------------------------
+
+
+def _class_of(methods: int) -> str:
+    return "class Big:\n" + "".join(f"    def m{i}(self, x):\n        return x + {i}\n\n" for i in range(methods))
+
+
+def _snippet_naming(methods: int) -> str:
+    body = "".join(f"    def m{i}(self, x):\n        return x - {i}\n\n" for i in range(methods))
+    return "class Big:\n    # ... existing code ...\n\n" + body + "    # ... rest of the class ...\n"
+
+
+@pytest.mark.parametrize("methods", [100, 400])
+def test_placing_the_methods_of_a_class_asks_the_finder_a_bounded_number_of_times_a_method(
+    methods: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36 item 3: each method's class was found again by walking up over every sibling above it
+    (400 methods: 80,000 questions); now once a line at most, whatever the number of methods."""
+    from lsp_server.scope import placement
+
+    asked = 0
+    finder = placement._finder_for("python")
+
+    def counting(snapshot: placement.Snapshot, line: int) -> placement.Definition | None:
+        nonlocal asked
+        asked += 1
+        return finder(snapshot, line)
+
+    monkeypatch.setattr(placement, "_finder_for", lambda language: counting)
+    placed = place_snippet(_class_of(methods), _snippet_naming(methods), "python")
+    assert [t.target.name for t in placed] == [f"Big.m{i}" for i in range(methods)]
+    assert asked <= 4 * methods + 10, asked
+
+
+def test_a_snippet_naming_more_definitions_than_one_apply_takes_is_refused_before_any_is_looked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lsp_server.scope import placement
+
+    monkeypatch.setattr(placement, "Document", None)  # nothing of the document may be read
+    with pytest.raises(placement.TooManyParts, match=r"names 501 definitions, more than one apply takes \(500\)"):
+        place_snippet(_class_of(501), _snippet_naming(501), "python", max_parts=500)
+
+
+def test_a_stop_ends_the_placement_at_its_next_step() -> None:
+    from lsp_server.scope.placement import Stopped
+
+    calls = 0
+
+    def stop() -> bool:
+        nonlocal calls
+        calls += 1
+        return calls > 3
+
+    with pytest.raises(Stopped):
+        place_snippet(_class_of(200), _snippet_naming(200), "python", stop=stop)
+    assert calls == 4
