@@ -168,12 +168,13 @@ start_one() { # name port extra-args...
 }
 
 # Why a server died, from its log: the exceptions it raised, earliest (the root cause) first, without vLLM's
-# "Engine core initialization failed. See root cause above", which names none. vLLM prefixes the engine
-# process's lines with "(EngineCore_DP0 pid=N) ERROR date time [file:line] ".
+# wrappers ("Engine core initialization failed. See root cause above", "WorkerProc initialization failed
+# ... See stack trace for root cause"), which name none. vLLM prefixes its processes' lines with
+# "(EngineCore pid=N) ERROR date time [file:line] " (or Worker, APIServer).
 root_cause() { # log
   sed -E 's/^\([A-Za-z0-9_]+ pid=[0-9]+\) //; s/^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9-]+ [0-9:.]+ \[[^]]*\] //' "$1" \
     | grep -E '^([A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Exit)(: |$)' \
-    | grep -v -F 'See root cause above' | awk '!seen[$0]++' | head -n 5 || true
+    | grep -v -F -e 'See root cause above' -e 'See stack trace for root cause' | awk '!seen[$0]++' | head -n 5 || true
 }
 
 died() { # name pidfile log: say why the server died, and stop

@@ -212,14 +212,15 @@ setup_venv() {
     if ! "$VENV/bin/python" -c '' 2>/dev/null; then
       say "the venv's Python (${built:-not recorded}) no longer runs: building the venv again"
     elif [[ -z ${PYTHON:-} ]]; then
-      say "vLLM's venv: Python $built (PYTHON=... to build it with another)"
+      say "vLLM's venv: Python ${built%% *} (${built#* }); PYTHON=... builds it with another"
       return 0
     elif ! wanted=$(python_identity "$PYTHON"); then
       die "PYTHON=$PYTHON does not run or cannot create a venv: $(grep -m 1 . <<<"$wanted")"
     elif [[ $wanted == "$built" ]]; then
       return 0
     else
-      say "the venv was built with Python $built; PYTHON=$PYTHON is Python $wanted: building it again"
+      say "the venv was built with Python ${built%% *} (${built#* }); PYTHON=$PYTHON is Python ${wanted%% *}" \
+        "(${wanted#* }): building it again"
     fi
   fi
   build_venv

