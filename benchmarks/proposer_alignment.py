@@ -1,0 +1,154 @@
+"""The proposer's alignment replayed on the task corpus, without a server: how many forward passes an
+answer takes when its drafts come from the prediction, how many drafted tokens are thrown away, and
+what the alignment costs per step (lsp_server/proposer).
+
+At temperature 0 speculative decoding writes the same answer whatever is drafted; only the number of
+forward passes changes. So the replay takes the answer as given (each task's expected region: what a
+model that makes the edit writes), drafts from the prediction (the region as it was) at each step,
+accepts the longest agreeing prefix and one token more, exactly as vLLM verifies a draft. Each
+variant (tokens a step, adaptive or not) is replayed on the same answers; `--apply` replays the apply
+tasks with two predictions per part: the region as it is, and the region with the snippet's part
+merged in as a mechanical merge places it (lsp_server/testing/lazy_merge.py).
+
+    python benchmarks/proposer_alignment.py --tokenizer benchmarks/.vllm/models/smollm2/tokenizer.json
+
+Tokens come from the given tokenizer.json (the `tokenizers` package), else from a simple split into
+words, punctuation and runs of white space. Times are this machine's, with whatever else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from lsp_server.bench.apply_tasks import load_apply_tasks  # noqa: E402
+from lsp_server.bench.tasks import load_tasks  # noqa: E402
+from lsp_server.pipeline.apply import snippet_code  # noqa: E402
+from lsp_server.proposer.align import Alignment  # noqa: E402
+from lsp_server.scope import ScopeCache  # noqa: E402
+from lsp_server.scope.placement import place_snippet  # noqa: E402
+from lsp_server.testing.lazy_merge import lazy_merge  # noqa: E402
+
+Tokenize = Callable[[str], list[int]]
+
+
+def tokenizer(path: Path | None) -> tuple[Tokenize, str]:
+    if path is not None:
+        from tokenizers import Tokenizer
+
+        loaded = Tokenizer.from_file(str(path))
+        return (lambda text: loaded.encode(text, add_special_tokens=False).ids), f"{path.parent.name}'s tokenizer"
+    vocabulary: dict[str, int] = {}
+
+    def simple(text: str) -> list[int]:
+        return [vocabulary.setdefault(p, len(vocabulary)) for p in re.findall(r"\w+|[^\w\s]|\s+", text)]
+
+    return simple, "words, punctuation and runs of white space"
+
+
+@dataclass
+class Replayed:
+    tokens: int = 0  # answer tokens after the first (the prefill writes that one)
+    passes: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    step_s: list[float] | None = None  # the alignment's time per step: feed and draft
+
+    def add(self, other: Replayed) -> None:
+        self.tokens += other.tokens
+        self.passes += other.passes
+        self.drafted += other.drafted
+        self.accepted += other.accepted
+        assert self.step_s is not None and other.step_s is not None
+        self.step_s += other.step_s
+
+
+def replay(prediction: list[int], answer: list[int], k: int, adaptive: bool) -> Replayed:
+    """Speculative decoding of `answer`, each draft from the prediction's cursor (as drafts.Drafter does)."""
+    cursor = Alignment(prediction)
+    cursor.feed(answer[:1])
+    done = Replayed(tokens=max(len(answer) - 1, 0), step_s=[])
+    i = 1
+    while i < len(answer):
+        started = time.perf_counter()
+        draft = cursor.draft(min(k, cursor.confidence + 1) if adaptive else k)
+        drafted_s = time.perf_counter() - started
+        agree = 0
+        while agree < len(draft) and i + agree < len(answer) and draft[agree] == answer[i + agree]:
+            agree += 1
+        written = answer[i : i + agree + 1]
+        started = time.perf_counter()
+        cursor.feed(written)
+        assert done.step_s is not None
+        done.step_s.append(drafted_s + time.perf_counter() - started)
+        i += len(written)
+        done.passes += 1
+        done.drafted += len(draft)
+        done.accepted += agree
+    return done
+
+
+def pairs(tasks_dir: Path, apply: bool) -> list[tuple[str, str, str]]:
+    """(task, prediction, answer) for each task; with `apply`, (task, prediction, answer) per placed part
+    twice: "task [region]" with the region as it is, "task [placed]" with the part merged in."""
+    if not apply:
+        out = []
+        for task in load_tasks(tasks_dir):
+            start, end = task.span()
+            out.append((task.name, task.source[start:end], task.expected_region()))
+        return out
+    tasks, _ = load_apply_tasks(tasks_dir)
+    out = []
+    for task in tasks:
+        placed = place_snippet(task.source, snippet_code(task.snippet), task.language, None, ScopeCache())
+        for part, (region, expected) in zip(placed, task.answers, strict=True):
+            out.append((f"{task.name} [region]", region, expected))
+            out.append((f"{task.name} [placed]", lazy_merge(region, part.part), expected))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokenizer", type=Path, help="a tokenizer.json (default: a simple split)")
+    parser.add_argument("--tasks", type=Path, default=HERE / "tasks")
+    parser.add_argument("--k", default="4,6,8,10,16", help="tokens a step to replay, comma-separated")
+    parser.add_argument("--apply", action="store_true", help="the apply tasks: the region against the placed part")
+    args = parser.parse_args()
+    tokenize, named = tokenizer(args.tokenizer)
+    work = [(name, tokenize(p), tokenize(a)) for name, p, a in pairs(args.tasks, args.apply)]
+    print(f"{len(work)} answers; tokens: {named}; {sum(len(a) for _, _, a in work):,} answer tokens\n")
+    variants = [(int(k), adaptive) for k in args.k.split(",") for adaptive in (False, True)]
+    kinds = sorted({name.rpartition(" ")[2] for name, _, _ in work}) if args.apply else [""]
+    print(
+        "| prediction | tokens a step | adaptive | passes | ÷ no drafts | drafted | accepted | thrown away "
+        "| alignment µs a step (median / p99 / max) |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for kind in kinds:
+        for k, adaptive in variants:
+            total = Replayed(step_s=[])
+            for name, prediction, answer in work:
+                if name.endswith(kind):
+                    total.add(replay(prediction, answer, k, adaptive))
+            steps = sorted(total.step_s or [0.0])
+            p99 = steps[min(len(steps) - 1, int(0.99 * len(steps)))]
+            thrown = total.drafted - total.accepted
+            print(
+                f"| {kind or 'the region'} | {k} | {'yes' if adaptive else 'no'} | {total.passes:,} "
+                f"| {total.tokens / total.passes:.2f}× | {total.drafted:,} | {total.accepted:,} "
+                f"| {thrown:,} ({thrown / max(total.drafted, 1):.0%}) "
+                f"| {statistics.median(steps) * 1e6:.1f} / {p99 * 1e6:.1f} / {steps[-1] * 1e6:.1f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
