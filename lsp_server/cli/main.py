@@ -11,11 +11,15 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config.schema import BackendConfig, Config, ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of, listed
 from .io import Exit, error, load_cli_config, may_write, parse_lines, print_diff, read_source, stdout_closed
+
+if TYPE_CHECKING:
+    from ..backend.proposer_probe import ProposerFound
 
 
 async def _refactor(args: argparse.Namespace) -> int:
@@ -185,6 +189,7 @@ async def _check(args: argparse.Namespace) -> int:
             else "context window: unknown: the backend does not report it (a prompt too long for it is fitted "
             "and sent again after its first refusal)"
         )
+        found = await engine.proposer_found(backend, config.refactor) if mode == "prompt" else None
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
         print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
@@ -198,9 +203,23 @@ async def _check(args: argparse.Namespace) -> int:
         print("prediction: accepted (the `prediction` field is sent)")
     elif mode == "prompt":
         print(f"prediction: in the prompt; {await _speculation(backend)}")
+        if found is not None:
+            print(f"proposer: {_proposer_words(found)}")
     else:
         print("prediction: off")
     return Exit.USAGE if failures else Exit.OK  # a config with problems is a failed check
+
+
+def _proposer_words(found: ProposerFound) -> str:
+    """What `check` says of refactor-lsp's proposer on a vLLM server (backend/proposer_probe.py)."""
+    if found.present:
+        return f"yes: {found.detail}; refactors send the prediction in `vllm_xargs`"
+    if found.present is None:
+        return f"unknown: {found.detail}; refactors send the prediction in the prompt only"
+    return (
+        f"no: {found.detail}; to draft from the prediction, serve vLLM with refactor-lsp's proposer "
+        '(README, "Your own vLLM")'
+    )
 
 
 async def _speculation(backend: BackendConfig) -> str:
