@@ -7,8 +7,8 @@ forward passes changes. So the replay takes the answer as given (each task's exp
 model that makes the edit writes), drafts from the prediction (the region as it was) at each step,
 accepts the longest agreeing prefix and one token more, exactly as vLLM verifies a draft. Each
 variant (tokens a step, adaptive or not) is replayed on the same answers; `--apply` replays the apply
-tasks with two predictions per part: the region as it is, and the region with the snippet's part
-merged in as a mechanical merge places it (lsp_server/testing/lazy_merge.py).
+tasks with two predictions per part: the region as it is, and what an apply sends a server with the
+proposer: the region with the snippet's part merged in (formats/lazy_merge.py, `placed_prediction`).
 
     python benchmarks/proposer_alignment.py --tokenizer benchmarks/.vllm/models/smollm2/tokenizer.json
 
@@ -32,11 +32,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from lsp_server.bench.apply_tasks import load_apply_tasks  # noqa: E402
 from lsp_server.bench.tasks import load_tasks  # noqa: E402
+from lsp_server.formats.lazy_merge import placed_prediction  # noqa: E402
 from lsp_server.pipeline.apply import snippet_code  # noqa: E402
 from lsp_server.proposer.align import Alignment  # noqa: E402
 from lsp_server.scope import ScopeCache  # noqa: E402
 from lsp_server.scope.placement import place_snippet  # noqa: E402
-from lsp_server.testing.lazy_merge import lazy_merge  # noqa: E402
 
 Tokenize = Callable[[str], list[int]]
 
@@ -112,7 +112,7 @@ def pairs(tasks_dir: Path, apply: bool) -> list[tuple[str, str, str]]:
         placed = place_snippet(task.source, snippet_code(task.snippet), task.language, None, ScopeCache())
         for part, (region, expected) in zip(placed, task.answers, strict=True):
             out.append((f"{task.name} [region]", region, expected))
-            out.append((f"{task.name} [placed]", lazy_merge(region, part.part), expected))
+            out.append((f"{task.name} [placed]", placed_prediction(region, part.part), expected))
     return out
 
 

@@ -367,7 +367,8 @@ class Engine:
         ratio = self.backend_memory.learned(backend).output_chars_per_token or DEFAULT_CHARS_PER_TOKEN
         tracker = _ProgressTracker(len(prediction), on_progress, ratio)
         if attempt.route.prediction == "prompt" and await self._has_proposer(backend, plan.settings):
-            request.vllm_xargs = prediction_xargs(prediction)
+            # An apply's merge is difflib's work over the region's lines: off the event loop.
+            request.vllm_xargs = prediction_xargs(await asyncio.to_thread(plan.proposer_prediction, prediction))
         probe = (
             metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if attempt.route.prediction == "prompt" else None
         )

@@ -7,12 +7,15 @@ sent before the proposer existed."""
 
 from __future__ import annotations
 
+import difflib
+import shutil
 from pathlib import Path
 from typing import Any
 
 from lsp_server.proposer import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
 from tests.backends.test_cli import SOURCE, run_cli
-from tests.conftest import write_config
+from tests.backends.test_cli_apply import DIFFLIB, SET_SEQ2, method_text
+from tests.conftest import without_probes, write_config
 
 # The refactor's request as vLLM got it before the proposer existed (keys of the JSON body).
 PLAIN_KEYS = {"model", "messages", "temperature", "max_tokens", "stream", "stream_options"}
@@ -70,3 +73,21 @@ def test_where_the_proposer_is_not_the_refactor_sends_what_it_always_sent(tmp_pa
     assert set(request) == PLAIN_KEYS
     assert _probes(fake) == [PROBE_DRAFT, PROBE_SILENT]  # asked once, before the refactor
 
+
+def test_an_apply_predicts_the_region_with_the_snippets_change_placed(tmp_path: Path, make_fake) -> None:
+    """`apply` to a server with the proposer: the answer is drafted from the method with the snippet merged
+    in (the merged method, as the expected file has it), not from the method as it was; the prompt is
+    unchanged (it still shows the region as it was, and the snippet)."""
+    fake = make_fake("vllm", proposer=True)
+    shutil.copy(DIFFLIB, tmp_path / "difflib.py")
+    (tmp_path / "snippet.py").write_text(SET_SEQ2, encoding="utf-8")
+    config = write_config(tmp_path, local=fake)
+    result = run_cli("apply", "difflib.py", "snippet.py", "--write", config=config, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    original = DIFFLIB.read_text(encoding="utf-8")
+    [request] = without_probes(fake.requests)
+    method = method_text(original, difflib.SequenceMatcher.set_seq2)
+    assert request["vllm_xargs"] == {PREDICTION_KEY: method.replace("self.b = b\n", "self.b = list(b)\n")}
+    assert (tmp_path / "difflib.py").read_text(encoding="utf-8") == original.replace(
+        "        self.b = b\n", "        self.b = list(b)\n"
+    )
