@@ -11,6 +11,13 @@ tasks with two predictions per part: the region as it is, and what an apply send
 proposer: the region with the snippet's part merged in (formats/lazy_merge.py, `placed_prediction`).
 
     python benchmarks/proposer_alignment.py --tokenizer benchmarks/.vllm/models/smollm2/tokenizer.json
+    python benchmarks/proposer_alignment.py --tokenizer ... --outputs benchmarks/results/proposer/round1-baseline.json
+
+`--outputs BENCH.json` replays a bench's own answers instead (what the model really wrote, the same at
+temperature 0 whatever the server drafted), each drafted three ways: from the prediction alone (the
+proposer), by prompt lookup over the prompt and the answer so far (as vLLM's n-gram method, 2 to 3
+tokens), and from the prediction while aligned, by prompt lookup where not (a hybrid, not the proposer);
+`--against-lookup` drafts the tasks' expected regions those three ways.
 
 Tokens come from the given tokenizer.json (the `tokenizers` package), else from a simple split into
 words, punctuation and runs of white space. Times are this machine's, with whatever else runs on it.
@@ -32,9 +39,12 @@ sys.path.insert(0, str(HERE.parent))
 
 from lsp_server.bench.apply_tasks import load_apply_tasks  # noqa: E402
 from lsp_server.bench.tasks import load_tasks  # noqa: E402
+from lsp_server.config.load import build_config  # noqa: E402
 from lsp_server.formats.lazy_merge import placed_prediction  # noqa: E402
 from lsp_server.pipeline.apply import snippet_code  # noqa: E402
+from lsp_server.pipeline.engine import Engine  # noqa: E402
 from lsp_server.proposer.align import Alignment  # noqa: E402
+from lsp_server.proposer.lookup import PromptLookup  # noqa: E402
 from lsp_server.scope import ScopeCache  # noqa: E402
 from lsp_server.scope.placement import place_snippet  # noqa: E402
 
@@ -97,6 +107,73 @@ def replay(prediction: list[int], answer: list[int], k: int, adaptive: bool) -> 
     return done
 
 
+def replay_drafter(answer: list[int], first: int, k: int, draft: Callable[[], list[int]], feed: Callable) -> Replayed:
+    """Speculative decoding of `answer[first:]` with `draft()` each step and `feed(tokens)` after it."""
+    done = Replayed(tokens=max(len(answer) - first, 0), step_s=[])
+    i = first
+    while i < len(answer):
+        proposal = draft()[:k]
+        agree = 0
+        while agree < len(proposal) and i + agree < len(answer) and proposal[agree] == answer[i + agree]:
+            agree += 1
+        written = answer[i : i + agree + 1]
+        feed(written)
+        i += len(written)
+        done.passes += 1
+        done.drafted += len(proposal)
+        done.accepted += agree
+    return done
+
+
+def replay_outputs(report: Path | None, tokenize: Tokenize, tasks_dir: Path, k: int) -> None:
+    """Each answer of a bench report (None: each task's expected region) replayed with three drafters (see
+    the module's docstring), the prompt as the product builds it (region format, the default settings)."""
+    import json
+
+    if report is not None:
+        runs = json.loads(report.read_text())["runs"]
+        answers = [(run["task"], run["output"]) for run in runs if run.get("stats") and run["mode"] == "prediction"]
+    else:
+        answers = [(task.name, task.expected_region()) for task in load_tasks(tasks_dir)]
+    tasks = {task.name: task for task in load_tasks(tasks_dir, sorted({name for name, _ in answers}))}
+    config = build_config([])
+    totals = {name: Replayed(step_s=[]) for name in ("prediction", "prompt lookup", "hybrid")}
+    for name, output in answers:
+        task = tasks[name]
+        plan = Engine().plan(task.request(config.default_backend, None), config)
+        prompt = plan.prompt_in("region", plan.settings.context_chars)
+        context = tokenize("\n".join(m["content"] for m in prompt.messages))
+        answer = tokenize(output)
+        prediction = tokenize(prompt.prediction)
+        cursor = Alignment(prediction)
+        cursor.feed(answer[:1])
+        totals["prediction"].add(replay_drafter(answer, 1, k, lambda c=cursor: c.draft(k), cursor.feed))
+        lookup = PromptLookup()
+        lookup.feed(context + answer[:1])
+        totals["prompt lookup"].add(replay_drafter(answer, 1, k, lambda lk=lookup: lk.draft(k), lookup.feed))
+        cursor, lookup = Alignment(prediction), PromptLookup()
+        cursor.feed(answer[:1])
+        lookup.feed(context + answer[:1])
+
+        def hybrid(c: Alignment = cursor, lk: PromptLookup = lookup) -> list[int]:
+            return c.draft(k) if c.pos is not None else lk.draft(k)
+
+        def both(tokens: list[int], c: Alignment = cursor, lk: PromptLookup = lookup) -> None:
+            c.feed(tokens)
+            lk.feed(tokens)
+
+        totals["hybrid"].add(replay_drafter(answer, 1, k, hybrid, both))
+    source = report.name if report is not None else "the tasks' expected regions"
+    print(f"{len(answers)} answers of {source}, {k} tokens a step\n")
+    print("| drafted by | passes | ÷ no drafts | drafted | accepted | acceptance |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, total in totals.items():
+        print(
+            f"| {name} | {total.passes:,} | {total.tokens / total.passes:.2f}× | {total.drafted:,} "
+            f"| {total.accepted:,} | {total.accepted / max(total.drafted, 1):.0%} |"
+        )
+
+
 def pairs(tasks_dir: Path, apply: bool) -> list[tuple[str, str, str]]:
     """(task, prediction, answer) for each task; with `apply`, (task, prediction, answer) per placed part
     twice: "task [region]" with the region as it is, "task [placed]" with the part merged in."""
@@ -122,8 +199,15 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=HERE / "tasks")
     parser.add_argument("--k", default="4,6,8,10,16", help="tokens a step to replay, comma-separated")
     parser.add_argument("--apply", action="store_true", help="the apply tasks: the region against the placed part")
+    parser.add_argument("--outputs", type=Path, help="a bench --json report: replay its answers (the first --k)")
+    parser.add_argument(
+        "--against-lookup", action="store_true", help="the expected regions drafted three ways, as --outputs does"
+    )
     args = parser.parse_args()
     tokenize, named = tokenizer(args.tokenizer)
+    if args.outputs or args.against_lookup:
+        replay_outputs(args.outputs, tokenize, args.tasks, int(args.k.split(",")[0]))
+        return
     work = [(name, tokenize(p), tokenize(a)) for name, p, a in pairs(args.tasks, args.apply)]
     print(f"{len(work)} answers; tokens: {named}; {sum(len(a) for _, _, a in work):,} answer tokens\n")
     variants = [(int(k), adaptive) for k in args.k.split(",") for adaptive in (False, True)]

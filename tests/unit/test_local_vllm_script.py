@@ -71,7 +71,22 @@ def test_ngram_installs_nothing_more(tmp_path: Path) -> None:
 def test_an_unknown_method_is_refused_by_name(tmp_path: Path) -> None:
     done = _run(_home(tmp_path), "setup", SPEC_METHOD="eagle")
     assert done.returncode == 1
-    assert "SPEC_METHOD must be suffix or ngram, not 'eagle'" in done.stderr
+    assert "SPEC_METHOD must be suffix, ngram or prediction, not 'eagle'" in done.stderr
+
+
+def test_prediction_installs_this_checkout_without_its_dependencies_once(tmp_path: Path) -> None:
+    """SPEC_METHOD=prediction: refactor-lsp's proposer, installed as the README tells a user to (`--no-deps`),
+    and again only when its code changed."""
+    home = _home(tmp_path)
+    python = home / "venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$*" >> "{home}/calls.log"\nexit 0\n')
+    done = _run(home, "setup", SPEC_METHOD="prediction")
+    assert done.returncode == 0, done.stderr
+    checkout = str(SCRIPT.parents[1])
+    assert [line.split()[-3:] for line in _pip_installs(home)] == [["--no-deps", "--force-reinstall", checkout]]
+    assert "arctic-inference" not in done.stderr
+    again = _run(home, "setup", SPEC_METHOD="prediction")
+    assert again.returncode == 0 and len(_pip_installs(home)) == 1
 
 
 def test_the_bench_note_names_the_config_the_speculating_server_was_started_with(tmp_path: Path) -> None:
