@@ -36,8 +36,9 @@ SPEC_PORT, PLAIN_PORT = int(os.environ.get("SPEC_PORT", "8000")), int(os.environ
 PROPOSER = "lsp_server.proposer.vllm_adapter.PredictionProposer"
 
 
-def _proposer(tokens: int, adaptive: bool = False) -> str:
-    name = PROPOSER.replace("PredictionProposer", "AdaptivePredictionProposer") if adaptive else PROPOSER
+def _proposer(tokens: int, variant: str = "") -> str:
+    """The custom_class config of refactor-lsp's proposer, or of a variant ("Adaptive", "Hybrid")."""
+    name = PROPOSER.replace("PredictionProposer", f"{variant}PredictionProposer")
     return f'{{"method":"custom_class","model":"{name}","num_speculative_tokens":{tokens}}}'
 
 
@@ -45,7 +46,8 @@ def _proposer(tokens: int, adaptive: bool = False) -> str:
 # also drafts from a cache of earlier answers, and the bench repeats each task: "suffix-nocache" turns that
 # cache off, so that what is left is what a first request gets. "prediction": refactor-lsp's proposer,
 # drafting from the prediction the bench sends in `vllm_xargs` (lsp_server/proposer), 6 tokens a step as the
-# others; "prediction-K" drafts K, "prediction-adaptive" fewer right after the answer leaves the prediction.
+# others; "prediction-10" drafts 10, "prediction-adaptive" fewer right after the answer leaves the prediction,
+# "prediction-hybrid" by prompt lookup where the answer is off the prediction (instead of nothing).
 SERVERS = {
     "baseline": ("plain", "ngram", "", PLAIN_PORT),
     "ngram": ("spec", "ngram", "", SPEC_PORT),
@@ -58,7 +60,8 @@ SERVERS = {
     ),
     "prediction": ("spec", "prediction", "", SPEC_PORT),
     "prediction-10": ("spec", "prediction", _proposer(10), SPEC_PORT),
-    "prediction-adaptive": ("spec", "prediction", _proposer(10, adaptive=True), SPEC_PORT),
+    "prediction-adaptive": ("spec", "prediction", _proposer(10, "Adaptive"), SPEC_PORT),
+    "prediction-hybrid": ("spec", "prediction", _proposer(6, "Hybrid"), SPEC_PORT),
 }
 DEMO_TASKS = [
     "py-metrics-loops-to-comprehensions",

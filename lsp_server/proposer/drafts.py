@@ -27,22 +27,29 @@ Read = Callable[[int, int], list[int]]  # (start, end) → the request's context
 @dataclass
 class _Request:
     alignment: Alignment | None  # the prediction's cursor; None: drafts by prompt lookup
-    lookup: PromptLookup | None
+    lookup: PromptLookup | None  # with a cursor too: what drafts while the cursor is lost (lookup_when_lost)
     probe: str | None  # PROBE_DRAFT or PROBE_SILENT: a probe from `refactor-lsp check`
     seen: int  # how many of the context's tokens were fed
 
 
 class Drafter:
     """Drafts up to `k` tokens a step for each request; `adaptive` drafts fewer right after the cursor
-    found its place again (one more than the tokens matched in a row, up to `k`)."""
+    found its place again (one more than the tokens matched in a row, up to `k`); `lookup_when_lost`
+    drafts by prompt lookup while the cursor has no place in the prediction (instead of nothing)."""
 
     def __init__(
-        self, k: int, tokenize: Tokenize, window: int, adaptive: bool = False, max_requests: int = 1024
+        self,
+        k: int,
+        tokenize: Tokenize,
+        window: int,
+        adaptive: bool = False,
+        max_requests: int = 1024,
+        lookup_when_lost: bool = False,
     ) -> None:
         if k < 1 or window < 1 or max_requests < 1:
             raise ValueError("k, window and max_requests must be 1 or more")
         self.k, self.tokenize, self.window = k, tokenize, window
-        self.adaptive, self.max_requests = adaptive, max_requests
+        self.adaptive, self.max_requests, self.lookup_when_lost = adaptive, max_requests, lookup_when_lost
         self._requests: dict[str, _Request] = {}
 
     def step(
@@ -56,17 +63,19 @@ class Drafter:
             if len(self._requests) >= self.max_requests:
                 del self._requests[next(iter(self._requests))]
             self._requests[request_id] = state
+        if state.lookup is not None and state.alignment is not None and not state.lookup.context:
+            state.lookup.feed(read(0, state.seen))  # the prompt, for prompt lookup while the cursor is lost
         new = read(state.seen, length) if length > state.seen else []
         state.seen = max(state.seen, length)
         if state.alignment is not None:
             state.alignment.feed(new)
-        elif state.lookup is not None:
+        if state.lookup is not None:
             state.lookup.feed(new)
         if state.probe == PROBE_SILENT:
             return []
         if state.probe == PROBE_DRAFT:
             return [new[-1]] * self.k if new else []
-        if state.alignment is not None:
+        if state.alignment is not None and (state.alignment.pos is not None or state.lookup is None):
             k = min(self.k, state.alignment.confidence + 1) if self.adaptive else self.k
             return state.alignment.draft(k)
         assert state.lookup is not None
@@ -87,5 +96,6 @@ class Drafter:
         if isinstance(prediction, str) and prediction:
             tokens = self.tokenize(prediction[: self.window * MAX_CHARS_PER_TOKEN])[: self.window]
             # The answer starts after the prompt: only what the model writes is aligned.
-            return _Request(Alignment(tokens), None, probe, prompt_length)
+            lookup = PromptLookup() if self.lookup_when_lost else None
+            return _Request(Alignment(tokens), lookup, probe, prompt_length)
         return _Request(None, PromptLookup(), probe, 0)

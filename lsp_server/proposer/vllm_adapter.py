@@ -46,6 +46,7 @@ class PredictionProposer:
     """Drafts `num_speculative_tokens` tokens a step from the request's prediction (drafts.Drafter)."""
 
     adaptive = False
+    lookup_when_lost = False
 
     def __init__(self, vllm_config: Any) -> None:
         self.config = vllm_config
@@ -53,12 +54,14 @@ class PredictionProposer:
         self.k = int(vllm_config.speculative_config.num_speculative_tokens)
         self.runner: Any = None
         self._tokenizer: Any = None
-        self.drafter = Drafter(self.k, self._tokenize, self.window, adaptive=self.adaptive)
+        self.drafter = Drafter(
+            self.k, self._tokenize, self.window, adaptive=self.adaptive, lookup_when_lost=self.lookup_when_lost
+        )
         self._failed = False
         log.info(
             "refactor-lsp's proposer: %d tokens a step from the request's prediction%s",
             self.k,
-            " (adaptive)" if self.adaptive else "",
+            " (adaptive)" if self.adaptive else " (prompt lookup while lost)" if self.lookup_when_lost else "",
         )
 
     def load_model(self, *args: Any, **kwargs: Any) -> None:
@@ -129,3 +132,10 @@ class AdaptivePredictionProposer(PredictionProposer):
     """The same, drafting fewer tokens right after the answer and the prediction part and meet again."""
 
     adaptive = True
+
+
+class HybridPredictionProposer(PredictionProposer):
+    """From the prediction while the answer follows it, by prompt lookup (the prompt and the answer so far)
+    where it does not: a model that leaves the code to write prose, or repeats itself, is drafted too."""
+
+    lookup_when_lost = True

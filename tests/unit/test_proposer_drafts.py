@@ -10,7 +10,7 @@ from typing import Any
 
 from lsp_server.proposer import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
 from lsp_server.proposer.drafts import Drafter
-from lsp_server.proposer.vllm_adapter import AdaptivePredictionProposer, PredictionProposer
+from lsp_server.proposer.vllm_adapter import AdaptivePredictionProposer, HybridPredictionProposer, PredictionProposer
 
 WORDS: dict[str, int] = {}
 
@@ -156,3 +156,15 @@ def test_the_requests_kept_are_bounded() -> None:
     for request_id in "abc":
         drafter.step(request_id, {PREDICTION_KEY: PREDICTION}, 3, 2, lambda start, end: [1, 2, 3][start:end])
     assert len(drafter) == 2
+
+
+def test_the_hybrid_drafts_by_prompt_lookup_only_while_the_answer_is_off_the_prediction() -> None:
+    runner = proposer(HybridPredictionProposer, k=3)
+    runner.add("a", "rewrite it : " + PREDICTION + " . note : it is fine as it is", {PREDICTION_KEY: PREDICTION})
+    assert runner.step({"a": "def"}) == [ids("total ( items")]  # on the prediction: from it
+    # Prose, nowhere in the prediction: what followed "it is" in the prompt, not nothing.
+    assert runner.step({"a": "note : it is"}) == [ids("fine as it")]
+    plain = proposer(PredictionProposer, k=3)
+    plain.add("a", "rewrite it : " + PREDICTION + " . note : it is fine as it is", {PREDICTION_KEY: PREDICTION})
+    plain.step({"a": "def"})
+    assert plain.step({"a": "note : it is"}) == [[]]
