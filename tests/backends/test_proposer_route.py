@@ -12,10 +12,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from lsp_server.bench import load_tasks
 from lsp_server.proposer import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
+from lsp_server.testing.fake_backend import FakeBackend
+from tests.backends.test_bench import SMALL_EDIT, TASKS_DIR, chat_requests, corpus_responder, run_bench
 from tests.backends.test_cli import SOURCE, run_cli
 from tests.backends.test_cli_apply import DIFFLIB, SET_SEQ2, method_text
-from tests.conftest import without_probes, write_config
+from tests.conftest import STEP_S, without_probes, write_config
 
 # The refactor's request as vLLM got it before the proposer existed (keys of the JSON body).
 PLAIN_KEYS = {"model", "messages", "temperature", "max_tokens", "stream", "stream_options"}
@@ -91,3 +96,26 @@ def test_an_apply_predicts_the_region_with_the_snippets_change_placed(tmp_path: 
     assert (tmp_path / "difflib.py").read_text(encoding="utf-8") == original.replace(
         "        self.b = b\n", "        self.b = list(b)\n"
     )
+
+
+def test_the_bench_sends_every_run_the_prediction_and_names_the_proposer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bench asks before it measures, so its first run is sent as its last; its header says the server
+    drafts from the prediction, and the acceptance it reads is the proposer's (drafted from the region)."""
+    with (
+        FakeBackend("vllm", step_s=STEP_S, responder=corpus_responder, proposer=True) as spec,
+        FakeBackend("vllm", step_s=STEP_S, responder=corpus_responder, speculation=False) as plain,
+    ):
+        config = write_config(tmp_path, spec=spec, plain=plain)
+        code, report, markdown = run_bench(
+            tmp_path, config, "--backend", "spec", "--baseline-backend", "plain", "--task", SMALL_EDIT, "--repeat", "1"
+        )
+        measured = chat_requests(spec)
+    assert code == 0, capsys.readouterr().err
+    task = load_tasks(TASKS_DIR, [SMALL_EDIT])[0]
+    start, end = task.span()
+    assert [r["vllm_xargs"] for r in measured] == [{PREDICTION_KEY: task.source[start:end]}]
+    assert report["meta"]["backend"]["proposer"].startswith("refactor-lsp's proposer drafts from the prediction")
+    assert "drafts from the prediction: refactor-lsp's proposer" in markdown
+    assert not any(PROBE_KEY in (r.get("vllm_xargs") or {}) for r in plain.requests)  # it does not speculate
