@@ -75,8 +75,7 @@ class PredictionProposer:
 
     def _tokenize(self, text: str) -> list[int]:
         if self._tokenizer is None:
-            # vLLM is not installed where mypy runs (the language server's environment): its only user loads it.
-            from vllm.tokenizers import cached_tokenizer_from_config  # type: ignore[import-not-found]
+            from vllm.tokenizers import cached_tokenizer_from_config  # type: ignore[import-not-found]  # vLLM's own env only
 
             self._tokenizer = cached_tokenizer_from_config(self.config.model_config)
         return list(self._tokenizer.encode(text, add_special_tokens=False))
