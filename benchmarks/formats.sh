@@ -7,7 +7,9 @@
 #                         bound), local-vllm-cpu, gpu-vllm-ngram, openai-predicted; each names its kind;
 #   FORMATS_KIND=openai   one fake that drafts from the request's `prediction` field (OpenAI);
 #   FORMATS_KIND=vllm     a speculating fake that drafts from the prompt and its answer so far (vLLM
-#                         n-gram prompt lookup), and a plain one without speculation as the baseline.
+#                         n-gram prompt lookup), and a plain one without speculation as the baseline;
+#                         FORMATS_PROPOSER=1: the speculating one plays a vLLM with refactor-lsp's proposer
+#                         instead (it drafts from the prediction each request sends in `vllm_xargs`).
 # Settings, from the environment: FORMATS_PROFILE (perfect), FORMATS_KIND (the profile's: openai for perfect),
 # FORMATS_PORT (8240; vllm also uses the next), FORMATS_STEP_MS (5: one forward pass), and for the perfect
 # profile only FORMATS_DRAFT_LEN (8) and FORMATS_PREFILL (0: prompt tokens read in one pass's time; 0 reads
@@ -59,7 +61,9 @@ case "$KIND" in
     baseline=()
     ;;
   vllm)
-    fake "$PORT" --kind vllm
+    proposer=()
+    if [ -n "${FORMATS_PROPOSER:-}" ]; then proposer=(--proposer); fi
+    fake "$PORT" --kind vllm "${proposer[@]}"
     fake "$((PORT + 1))" --kind vllm --no-speculation
     { echo 'default_backend = "sim"'; backend sim vllm "$PORT"; backend sim-plain vllm "$((PORT + 1))"; } >"$cfg"
     baseline=(--baseline-backend sim-plain)
@@ -69,7 +73,7 @@ case "$KIND" in
     exit 2
     ;;
 esac
-note="SIMULATED: loopback fake ($KIND), profile $PROFILE, ${STEP_MS} ms a pass${tuning:+ (${tuning[*]})}"
+note="SIMULATED: loopback fake ($KIND${FORMATS_PROPOSER:+, with the refactor-lsp proposer}), profile $PROFILE, ${STEP_MS} ms a pass${tuning:+ (${tuning[*]})}"
 what=(--edit-format region,hunks,auto)
 if [ "${FORMATS_BENCH:-formats}" = apply ]; then what=(--kind apply); fi
 "$CLI" bench --config "$cfg" --backend sim "${baseline[@]}" "${what[@]}" --note "$note" "$@"

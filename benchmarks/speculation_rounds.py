@@ -8,6 +8,8 @@ tasks, max tokens and repetitions. Both of bench's modes go to the one server th
 names for it), so every run of a round is that server's.
 
     python benchmarks/speculation_rounds.py --rounds 2 --repeat 1   # 64 runs; 1-2 hours on a busy 2-core machine
+    SPEC_PORT=8100 PLAIN_PORT=8101 VLLM_HOME=... python benchmarks/speculation_rounds.py \
+        --servers baseline,ngram,suffix,prediction --out benchmarks/results/proposer
 
 Writes each bench's JSON and a summary (per round and overall: medians of the latency and of the
 decoding time after the first token, ratios, acceptance, the load average and the CPU other
@@ -29,19 +31,37 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LOCAL_VLLM = HERE / "local_vllm.sh"
+# The ports local_vllm.sh serves on (SPEC_PORT, PLAIN_PORT): another pair may be up on the default ones.
+SPEC_PORT, PLAIN_PORT = int(os.environ.get("SPEC_PORT", "8000")), int(os.environ.get("PLAIN_PORT", "8001"))
+PROPOSER = "lsp_server.proposer.vllm_adapter.PredictionProposer"
+
+
+def _proposer(tokens: int, variant: str = "") -> str:
+    """The custom_class config of refactor-lsp's proposer, or of a variant ("Adaptive", "Hybrid")."""
+    name = PROPOSER.replace("PredictionProposer", f"{variant}PredictionProposer")
+    return f'{{"method":"custom_class","model":"{name}","num_speculative_tokens":{tokens}}}'
+
+
 # name: (local_vllm.sh role, SPEC_METHOD, SPEC_CONFIG or "" for the method's own, port). Suffix decoding
 # also drafts from a cache of earlier answers, and the bench repeats each task: "suffix-nocache" turns that
-# cache off, so that what is left is what a first request gets.
+# cache off, so that what is left is what a first request gets. "prediction": refactor-lsp's proposer,
+# drafting from the prediction the bench sends in `vllm_xargs` (lsp_server/proposer), 6 tokens a step as the
+# others; "prediction-10" drafts 10, "prediction-adaptive" fewer right after the answer leaves the prediction,
+# "prediction-hybrid" by prompt lookup where the answer is off the prediction (instead of nothing).
 SERVERS = {
-    "baseline": ("plain", "ngram", "", 8001),
-    "ngram": ("spec", "ngram", "", 8000),
-    "suffix": ("spec", "suffix", "", 8000),
+    "baseline": ("plain", "ngram", "", PLAIN_PORT),
+    "ngram": ("spec", "ngram", "", SPEC_PORT),
+    "suffix": ("spec", "suffix", "", SPEC_PORT),
     "suffix-nocache": (
         "spec",
         "suffix",
         '{"method":"suffix","num_speculative_tokens":6,"suffix_decoding_max_cached_requests":0}',
-        8000,
+        SPEC_PORT,
     ),
+    "prediction": ("spec", "prediction", "", SPEC_PORT),
+    "prediction-10": ("spec", "prediction", _proposer(10), SPEC_PORT),
+    "prediction-adaptive": ("spec", "prediction", _proposer(10, "Adaptive"), SPEC_PORT),
+    "prediction-hybrid": ("spec", "prediction", _proposer(6, "Hybrid"), SPEC_PORT),
 }
 DEMO_TASKS = [
     "py-metrics-loops-to-comprehensions",
@@ -175,16 +195,26 @@ def summary(measured: list[dict], names: list[str]) -> str:
         cells = [median_s(n, task=task) for n in names]
         shown = [f"{c[0]:.1f} ({c[1]:.1f})" for c in cells] + [ratio(cells[0], c) for c in cells[1:]]
         lines.append(f"| {task or 'all tasks'} | " + " | ".join(shown) + " |")
-    lines += ["", "| server | runs | median TTFT s | output tokens | accepted / drafted | acceptance |"]
-    lines.append("|---|---:|---:|---:|---:|---:|")
+    # A step (forward pass) writes the tokens of its draft it accepted and one more: the steps of a run are its
+    # output tokens less the accepted ones (the first token, from the prefill, counted as a step too).
+    lines += [
+        "",
+        "| server | runs | median TTFT s | output tokens | accepted / drafted | acceptance | drafted a step "
+        "| tokens a step |",
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in names:
         runs = [run for m in measured if m["server"] == n for run in m["runs"]]
         accepted = sum(r["accepted"] for r in runs)
         drafted = accepted + sum(r["rejected"] for r in runs)
         tokens = sorted(r["tokens"] for r in runs)
+        steps = sum(tokens) - accepted
         ttft = statistics.median(r["ttft_ms"] for r in runs) / 1000
         rate = f"{accepted / drafted:.0%}" if drafted else "–"
-        lines.append(f"| {n} | {len(runs)} | {ttft:.1f} | {tokens[0]}–{tokens[-1]} | {accepted} / {drafted} | {rate} |")
+        lines.append(
+            f"| {n} | {len(runs)} | {ttft:.1f} | {tokens[0]}–{tokens[-1]} | {accepted} / {drafted} | {rate} "
+            f"| {drafted / steps:.2f} | {sum(tokens) / steps:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -194,7 +224,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="bench --repeat: each round runs each task 2× this")
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--task", action="append", help="default: the demo's four tasks")
-    parser.add_argument("--servers", default=",".join(SERVERS), help="the first is the baseline")
+    parser.add_argument(
+        "--servers",
+        default="baseline,ngram,suffix,suffix-nocache",
+        help=f"the first is the baseline; of {', '.join(SERVERS)}",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "speculation")
     parser.add_argument("--resume", action="store_true", help="keep the rounds already in OUT/summary.json")
     args = parser.parse_args()

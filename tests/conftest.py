@@ -8,8 +8,8 @@
 
 Shared here: an isolated home for every test; the loopback fake backend (`fake_backend` for the session,
 `fake_fixture(...)` for a module's own, `make_fake(...)` within a test); its settings, for a config file
-(`backend_table`, `write_config`) or an editor (`backend_settings`, `editor_settings`). LSP sessions
-start in tests/lsp_harness.py."""
+(`backend_table`, `write_config`) or an editor (`backend_settings`, `editor_settings`); a vLLM fake's
+requests less the proposer probe's (`without_probes`). LSP sessions start in tests/lsp_harness.py."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from lsp_server.pipeline.engine import Engine
+from lsp_server.proposer import PROBE_KEY
 from lsp_server.testing.fake_backend import FakeBackend
 
 LAYERS = ("unit", "backends", "lsp", "editors")
@@ -62,6 +63,12 @@ def fake_fixture(kind: str = "openai", *, scope: str = "module", **settings: Any
             yield fake
 
     return fixture
+
+
+def without_probes(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The requests a vLLM fake received less the proposer probe's two (backend/proposer_probe.py): a
+    process asks a speculating vLLM server once, before its first refactor there."""
+    return [r for r in requests if PROBE_KEY not in (r.get("vllm_xargs") or {})]
 
 
 # One OpenAI-kind fake for the whole session; it is reset before every test that uses it.

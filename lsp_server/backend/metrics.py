@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -24,6 +25,7 @@ from .clients import get_capped
 
 if TYPE_CHECKING:
     from ..config.schema import BackendConfig
+    from .stream import Completion
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +200,33 @@ class SpecDecodeProbe:
             return Acceptance(accepted, drafted - accepted, SOURCE_APPROXIMATE if self.overlapped else SOURCE)
         finally:
             self._leave()
+
+
+async def stream_measured(
+    stream: Callable[[], Awaitable[Completion]],
+    probe: SpecDecodeProbe | None,
+    memory: MetricsMemory,
+    backend: BackendConfig,
+) -> Completion:
+    """`stream()`'s answer; a vLLM server that reported no per-request acceptance gets it from /metrics
+    (`probe`, None: not read there)."""
+    if probe is None:
+        return await stream()
+    await probe.start()
+    try:
+        completion = await stream()
+    except BaseException:
+        probe.abandon()
+        raise
+    if completion.acceptance is not None:
+        probe.abandon()
+        memory.remember_per_request_metrics(backend)
+        return completion
+    completion.acceptance = await probe.finish()
+    note = note_for(completion.acceptance) if completion.acceptance else None
+    if note:
+        completion.notes.append(note)
+    return completion
 
 
 def note_for(acceptance: Acceptance) -> str | None:

@@ -97,6 +97,10 @@ class StreamRequest:
     cache_salt: str | None = None
     # Stop reading past this many characters of answer (None: what max_tokens allows, answer_char_limit).
     max_answer_chars: int | None = None
+    # vLLM's per-request extra arguments (`vllm_xargs`): the prediction, for a server whose proposer drafts
+    # from it (lsp_server/proposer); None: not sent.
+    vllm_xargs: dict[str, str] | None = None
+    ignore_eos: bool = False  # vLLM: write max_tokens tokens whatever the model would (the proposer probe)
 
     def answer_limit(self) -> int:
         return self.max_answer_chars if self.max_answer_chars is not None else answer_char_limit(self.max_tokens)
@@ -137,9 +141,13 @@ async def _open(clients: ClientPool, backend: BackendConfig, settings: RefactorS
     prediction: Any = openai.omit  # omitted, not null: not every server takes a null field
     if request.prediction is not None:
         prediction = {"type": "content", "content": request.prediction}
-    salt: dict[str, Any] | None = None
-    if request.cache_salt is not None:  # not OpenAI fields: in the body as they are
-        salt = {"cache_prompt": False} if backend.type == "llamacpp" else {"cache_salt": request.cache_salt}
+    extra: dict[str, Any] = {}  # not OpenAI fields: in the body as they are
+    if request.cache_salt is not None:
+        extra.update({"cache_prompt": False} if backend.type == "llamacpp" else {"cache_salt": request.cache_salt})
+    if request.vllm_xargs is not None:
+        extra["vllm_xargs"] = request.vllm_xargs
+    if request.ignore_eos:
+        extra["ignore_eos"] = True
     stream_options: dict[str, bool] = {"include_usage": True}
     if request.live_usage:
         stream_options["continuous_usage_stats"] = True  # vLLM counts tokens on every chunk: an exact live rate
@@ -155,7 +163,7 @@ async def _open(clients: ClientPool, backend: BackendConfig, settings: RefactorS
                 stream=True,
                 stream_options=cast(Any, stream_options),  # vLLM's continuous_usage_stats: not in the SDK's type
                 prediction=prediction,
-                extra_body=salt,
+                extra_body=extra or None,
             )
     except TimeoutError:
         raise BackendError(

@@ -39,6 +39,7 @@ class ServerInfo:
     metrics_counters: dict[str, float] | None = None
     metrics_info: dict[str, str] | None = None  # labels of vLLM's cache_config_info (INFO_LABELS)
     metrics_error: str | None = None
+    proposer: str | None = None  # what the proposer probe found, where it found refactor-lsp's proposer
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}

@@ -154,6 +154,8 @@ def server_lines(meta: Meta) -> list[str]:
             extras.append(f"max_model_len {max_model_len}")
         if server.speculative_decoding:
             extras.append(f"speculative decoding {server.speculative_decoding}")
+        if server.proposer:
+            extras.append(f"drafts from the prediction: {server.proposer}")
         cache = server.metrics_info or {}
         if cache.get("enable_prefix_caching"):
             extras.append(f"prefix caching {'on' if cache['enable_prefix_caching'] == 'True' else 'off'}")

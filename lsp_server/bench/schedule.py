@@ -120,6 +120,9 @@ async def warm_up(engine: Engine, plan: BenchPlan, at_once: int = 1) -> None:
                 async with asyncio.TaskGroup() as group:
                     for _ in range(at_once):
                         group.create_task(engine.stream(backend, plan.config.refactor, request))
+            # Whether the server drafts from the prediction is known before the first measured run, so that
+            # every run is sent alike (the probe's own drafts fall before the bench reads /metrics).
+            await engine.proposer_found(backend, plan.config.refactor)
         except BackendError as exc:
             raise BenchError(str(exc)) from None
         except ExceptionGroup as group_error:
@@ -284,6 +287,9 @@ async def around(
         raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
     await warm_up(engine, plan, at_once)
     backend_info = await describe_server(plan.backend)
+    found = await engine.proposer_found(plan.backend, plan.config.refactor)
+    if found is not None and found.present:
+        backend_info = dataclasses.replace(backend_info, proposer=found.detail)
     baseline_info = await describe_server(plan.baseline) if plan.baseline_is_other_backend else None
     before = await read_counters(plan.backend)
     progress = ProgressDisplay(runs, progress_stream)

@@ -10,11 +10,15 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
 from .io import Exit, error, load_cli_config, stdout_closed
+
+if TYPE_CHECKING:
+    from ..backend.proposer_probe import ProposerFound
 
 
 def _settings_from_stdin() -> str:
@@ -78,6 +82,7 @@ async def _check(args: argparse.Namespace) -> int:
             else "context window: unknown: the backend does not report it (a prompt too long for it is fitted "
             "and sent again after its first refusal)"
         )
+        found = await engine.proposer_found(backend, config.refactor) if mode == "prompt" else None
     except PredictionUnsupported as exc:
         print(f"prediction: NOT accepted by this backend ({exc}); refactors will retry without it")
         print(f'  fix: set backends.{backend.name}.prediction = "never" to skip that retry')
@@ -92,6 +97,8 @@ async def _check(args: argparse.Namespace) -> int:
         print("prediction: accepted (the `prediction` field is sent)")
     elif mode == "prompt":
         print(f"prediction: in the prompt; {await _speculation(backend)}")
+        if found is not None:
+            print(f"proposer: {_proposer_words(found)}")
     else:
         print("prediction: off")
     return Exit.USAGE if failures else Exit.OK  # a config with problems is a failed check
@@ -111,6 +118,18 @@ def _kept_in_reviews(backend: BackendConfig) -> None:
 
 
 KEPT_SHOWN = 5  # actions shown by `check`, the most reviewed first
+
+
+def _proposer_words(found: ProposerFound) -> str:
+    """What `check` says of refactor-lsp's proposer on a vLLM server (backend/proposer_probe.py)."""
+    if found.present:
+        return f"yes: {found.detail}; refactors send the prediction in `vllm_xargs`"
+    if found.present is None:
+        return f"unknown: {found.detail}; refactors send the prediction in the prompt only"
+    return (
+        f"no: {found.detail}; to draft from the prediction, serve vLLM with refactor-lsp's proposer "
+        '(README, "Your own vLLM")'
+    )
 
 
 async def _speculation(backend: BackendConfig) -> str:

@@ -19,6 +19,7 @@ from ..backend import metrics
 from ..backend.clients import ClientPool
 from ..backend.errors import BackendError, ContextWindowExceeded, PredictionUnsupported
 from ..backend.memory import BackendMemory
+from ..backend.proposer_probe import ProposerFound, ProposerProbes, Send, prediction_xargs
 from ..backend.served import small_model_served, with_small_model_advice
 from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
 from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
@@ -82,6 +83,7 @@ class Engine:
         self._prediction_refused: set[tuple[str, str, str]] = set()
         self._small_models: dict[tuple[str, str], str | None] = {}  # (URL, model): the demo's model, or not
         self.backend_memory = backend_memory if backend_memory is not None else BackendMemory()
+        self.proposers = ProposerProbes()  # which vLLM backends draft from the prediction (backend/proposer_probe.py)
 
     @classmethod
     def from_history(
@@ -352,6 +354,7 @@ class Engine:
         return await backends.list_models(self.clients, backend, settings)
 
     async def close(self) -> None:
+        await self.proposers.close()
         await self.backend_memory.close()
         await self.clients.close()
 
@@ -372,37 +375,38 @@ class Engine:
         # The live rate's estimate: characters per output token as this backend wrote them last.
         ratio = self.backend_memory.learned(backend).output_chars_per_token or DEFAULT_CHARS_PER_TOKEN
         tracker = _ProgressTracker(len(prediction), on_progress, ratio)
+        if attempt.route.prediction == "prompt" and await self._has_proposer(backend, plan.settings):
+            # An apply's merge is difflib's work over the region's lines: off the event loop.
+            request.vllm_xargs = prediction_xargs(await asyncio.to_thread(plan.proposer_prediction, prediction))
         probe = (
             metrics.SpecDecodeProbe.for_backend(backend, self.metrics) if attempt.route.prediction == "prompt" else None
         )
-        return await self._stream_with_probe(backend, plan.settings, request, tracker, probe)
+        return await metrics.stream_measured(
+            lambda: self.stream(backend, plan.settings, request, tracker), probe, self.metrics, backend
+        )
 
-    async def _stream_with_probe(
-        self,
-        backend: BackendConfig,
-        settings: RefactorSettings,
-        request: StreamRequest,
-        tracker: _ProgressTracker,
-        probe: metrics.SpecDecodeProbe | None,
-    ) -> Completion:
-        """Stream the answer; a vLLM server that reported no per-request acceptance gets it from /metrics."""
-        if probe is None:
-            return await self.stream(backend, settings, request, tracker)
-        await probe.start()
-        try:
-            completion = await self.stream(backend, settings, request, tracker)
-        except BaseException:
-            probe.abandon()
-            raise
-        if completion.acceptance is not None:
-            probe.abandon()
-            self.metrics.remember_per_request_metrics(backend)
-            return completion
-        completion.acceptance = await probe.finish()
-        note = metrics.note_for(completion.acceptance) if completion.acceptance else None
-        if note:
-            completion.notes.append(note)
-        return completion
+    def _prober(self, backend: BackendConfig, settings: RefactorSettings) -> Send:
+        """How the proposer probe sends a request: as a refactor does, its acceptance read back."""
+
+        async def send(request: StreamRequest) -> Completion:
+            probe = metrics.SpecDecodeProbe.for_backend(backend, self.metrics)
+            return await metrics.stream_measured(
+                lambda: self.stream(backend, settings, request), probe, self.metrics, backend
+            )
+
+        return send
+
+    async def _has_proposer(self, backend: BackendConfig, settings: RefactorSettings) -> bool:
+        """The backend drafts from the prediction sent in `vllm_xargs`: the first refactor on it waits for the
+        probe (two 4-token requests; backend/proposer_probe.py), never beside it."""
+        if backend.type != "vllm":
+            return False
+        found = await self.proposers.found(backend, self._prober(backend, settings), settings.first_token_timeout_s)
+        return found is not None and found.present is True
+
+    async def proposer_found(self, backend: BackendConfig, settings: RefactorSettings) -> ProposerFound | None:
+        """The proposer probe's finding for this backend, waiting until it ends (`check`, the bench)."""
+        return await self.proposers.found(backend, self._prober(backend, settings))
 
 
 def _in_repair(reason: str, tries: Tries) -> str:

@@ -28,6 +28,7 @@ from ..config.schema import (
 )
 from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
+from ..formats.lazy_merge import placed_prediction
 from ..formats.prompt import APPLY_INSTRUCTION, Prompt, build_prompt, region_text
 from ..formats.verify import Problem
 from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
@@ -129,6 +130,14 @@ class Plan:
     def language(self) -> str:
         """The document's languageId: the editor's, else a guess from the file name."""
         return language_of(self.request.path, self.request.language_id)
+
+    def proposer_prediction(self, prediction: str) -> str:
+        """What a vLLM server that drafts from the prediction gets in `vllm_xargs`: for an apply, the region
+        with the snippet merged in as a mechanical merge places it (formats/lazy_merge.py; replayed on the
+        apply tasks: benchmarks/recorded/2026-12-05-prediction-proposer.md); else the attempt's prediction."""
+        if self.snippet is None or self.action != APPLY_ID:
+            return prediction
+        return placed_prediction(prediction, self.snippet, self.language)
 
     def with_answer(self, answer: str, instruction: str) -> Plan:
         """This plan with `answer` in place of the region, asked `instruction` of it: what a repair shows

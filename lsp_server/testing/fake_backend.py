@@ -8,8 +8,10 @@ measurable, known speed-up (`speculation.simulate` says how many passes an answe
 Kinds: "openai" drafts from the request's `prediction` field; "vllm" ignores that field and drafts
 from the prompt and its own answer so far (n-gram lookup, as vLLM's proposer searches both), ends
 with a usage chunk whose `choices` is empty, can add per-request `metrics.speculative_decoding`, and
-counts drafts on `/metrics`; "llamacpp" drafts likewise and reports `timings`. Faults are queued
-with `enqueue(Reply(...))`.
+counts drafts on `/metrics`; with `proposer=True` it drafts as a vLLM serving refactor-lsp's proposer
+does (lsp_server/proposer): from the prediction a request sends in `vllm_xargs`, and answers the
+proposer probe. "llamacpp" drafts likewise and reports `timings`. Faults are queued with
+`enqueue(Reply(...))`.
 
 How fast the prediction pays is its `profile`: `perfect` (the default, the upper bound) or one
 calibrated to a real backend (`profiles`). Its load model, off by default, makes a pass dearer while
@@ -34,6 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..proposer import PROBE_KEY
 from . import context_limit
 from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
@@ -65,6 +68,7 @@ class FakeBackend(ReplyStream):
         context_window: int = 0,
         reports_window: bool = True,
         roots: dict[str, str] | None = None,
+        proposer: bool = False,
     ) -> None:
         if load_factor < 0 or batch_tokens < 0 or (prefill_tokens_per_pass or 0) < 0:
             raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
@@ -98,6 +102,7 @@ class FakeBackend(ReplyStream):
         self.spec_decode_metrics = spec_decode_metrics
         self.speculation = speculation
         self.reject_prediction = reject_prediction
+        self.proposer = proposer  # "vllm": drafts from the `vllm_xargs` prediction, as refactor-lsp's proposer
         self.host = host
         self.port = port
         self.load_factor = load_factor
@@ -295,7 +300,11 @@ class FakeBackend(ReplyStream):
                 self.requests.append(request)
                 index = len(self.requests) - 1
                 self.headers_seen.append(headers)
-                reply = self.replies.pop(0) if self.replies else Reply(reject_prediction=self.reject_prediction)
+                # The proposer probe's requests (backend/proposer_probe.py) are the client's bookkeeping, as its
+                # /metrics reads are: a reply queued for "the next request" is kept for the next real one.
+                probe = PROBE_KEY in (request.get("vllm_xargs") or {})
+                queued = self.replies and not probe
+                reply = self.replies.pop(0) if queued else Reply(reject_prediction=self.reject_prediction)
             refused = context_limit.refusal(self.kind, self.context_window, request)
             if refused is not None:
                 await self._send(writer, 400, refused, {})
@@ -321,6 +330,9 @@ def main() -> None:
     parser.add_argument("--step-ms", type=float, default=2.0)
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--no-speculation", action="store_true")
+    parser.add_argument(
+        "--proposer", action="store_true", help="vllm: draft from the vllm_xargs prediction (refactor-lsp's proposer)"
+    )
     parser.add_argument(
         "--profile",
         default=PERFECT.name,
@@ -411,6 +423,7 @@ def main() -> None:
         profile=profile,
         responder=responder,
         context_window=args.context_window,
+        proposer=args.proposer,
     ).start()
     print(backend.url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -58,6 +58,7 @@ class ReplyStream:
     responder: Callable[[dict[str, Any]], str]
     spec_decode_metrics: bool
     speculation: bool
+    proposer: bool
     load_factor: float
     batch_tokens: int
     active_streams: int
@@ -204,7 +205,7 @@ class ReplyStream:
         if reply.flood_chunk_chars:
             return await self._flood(writer, reply, chunk)
         answer = reply.text if reply.text is not None else model_answer(request, self.responder)
-        paced = pace(request, answer, self.kind, self.profile, self.speculation, reply.finish_reason)
+        paced = pace(request, answer, self.kind, self.profile, self.speculation, reply.finish_reason, self.proposer)
         sim, steps, finish, prompt_tokens = paced.sim, paced.steps, paced.finish, paced.prompt_tokens
         created = int(time.time())
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": request["model"]}

@@ -20,6 +20,7 @@ import pytest
 from lsp_server.backend import metrics
 from lsp_server.backend.acceptance import read_acceptance
 from lsp_server.backend.chat import stream_completion
+from lsp_server.backend.proposer_probe import ProposerFound
 from lsp_server.backend.stream import StreamRequest
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
@@ -189,8 +190,12 @@ def pages() -> tuple[str, str]:
 async def refactor_stats(engine: Engine, replay: Replay) -> RefactorStats:
     text = "def add_all(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
     request = RefactorRequest("a.py", text, 0, len(text), instruction="rename total to acc", scope="selection")
+    config = config_for(replay, "vllm")
+    # The recording's server ran n-gram lookup, not refactor-lsp's proposer: known, so its recorded streams
+    # and /metrics pages answer the refactor alone (the probe is tested in test_proposer_route.py).
+    engine.proposers.remember(config.backend("r"), ProposerFound(False, "recorded with n-gram lookup"))
     try:
-        result = await engine.refactor(request, config_for(replay, "vllm"))
+        result = await engine.refactor(request, config)
     except RefactorError as exc:  # the tiny model's recorded answer was cut off: measured, not applied
         assert exc.stats is not None and exc.output == RECORDED_TEXT
         return exc.stats

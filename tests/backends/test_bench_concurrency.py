@@ -27,7 +27,7 @@ from lsp_server.config.load import build_config
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.speculation import simulate, tokenize
 from tests.backends.test_bench import SMALL_EDIT, TASKS_DIR, corpus_responder
-from tests.conftest import write_config
+from tests.conftest import without_probes, write_config
 
 STEP_S = 0.004  # one simulated forward pass: large against the per-request overhead
 DRAFT_LEN = 8
@@ -91,7 +91,7 @@ def test_bench_under_load_runs_n_at_once_and_reports_each_level(
             tmp_path, config, "--task", SMALL_EDIT, "--repeat", "1", "--concurrency", "4,1,2"
         )
         peak = fake.peak_active_streams
-        measured = [r for r in fake.requests if r["max_tokens"] > 1]  # the warm-ups ask for one token
+        measured = [r for r in without_probes(fake.requests) if r["max_tokens"] > 1]  # the warm-ups: one token
         backend = backend_speedups(fake, [1, 2, 4])
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -234,7 +234,7 @@ def test_vllm_pair_under_load_counts_acceptance_over_the_level(
             *("--backend", "spec", "--baseline-backend", "plain", "--task", SMALL_EDIT, "--repeat", "1"),
             *("--concurrency", "1,3"),
         )
-        measured = [r for r in spec.requests if r["max_tokens"] > 1]
+        measured = [r for r in without_probes(spec.requests) if r["max_tokens"] > 1]
         peaks = spec.peak_active_streams, plain.peak_active_streams
     out = capsys.readouterr().out
     assert code == 0

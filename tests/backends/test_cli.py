@@ -537,7 +537,7 @@ def test_check_on_a_vllm_backend_explains_prompt_drafting(tmp_path: Path, make_f
     fake = make_fake("vllm")
     result = run_cli("check", config=write_config(tmp_path, local=fake), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "speculative decoding" in result.stdout.splitlines()[-1]
+    assert "speculative decoding" in next(line for line in result.stdout.splitlines() if line.startswith("prediction:"))
     assert "prediction" not in fake.requests[0]
 
 

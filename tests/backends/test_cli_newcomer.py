@@ -105,7 +105,7 @@ def test_check_on_a_server_that_does_not_speculate_says_so(tmp_path: Path, make_
     plain = make_fake("vllm", speculation=False)
     result = run_cli("check", config=write_config(tmp_path, local=plain), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    line = result.stdout.splitlines()[-1]
+    line = next(line for line in result.stdout.splitlines() if line.startswith("prediction:"))
     assert "this server does not speculate" in line and "drafts from it" not in line
 
 

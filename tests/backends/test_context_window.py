@@ -22,7 +22,7 @@ from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.backends.test_cli import run_cli
-from tests.conftest import write_config
+from tests.conftest import without_probes, write_config
 from tests.stdlib_targets import smallest_function_looping_over
 
 WINDOW = 4096
@@ -60,7 +60,7 @@ def test_the_large_file_is_fitted_to_a_window_the_backend_reports(project: dict[
     result = run(project, fake, "refactor", "textwrap.py", "--at", str(AT), "-i", "rename line to row", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["new_text"] == RENAMED
-    (request,) = fake.requests  # the first attempt fits: nothing refused
+    (request,) = without_probes(fake.requests)  # the first attempt fits: nothing refused
     assert sent_tokens(request) <= WINDOW
     content = request["messages"][1]["content"]
     assert "(shortened around the region)" in content and TARGET.header in content
@@ -89,7 +89,7 @@ def test_a_backend_that_reports_nothing_teaches_its_window_by_refusing_once(
     first = run(project, fake, *args)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["new_text"] == RENAMED
-    refused, fitted = fake.requests  # one failed attempt, then the fitted one
+    refused, fitted = without_probes(fake.requests)  # one failed attempt, then the fitted one
     assert sent_tokens(refused) > WINDOW and sent_tokens(fitted) <= WINDOW
     notes = json.loads(first.stdout)["stats"]["notes"]
     assert any("refused the first attempt as too long for its context window of 4,096 tokens" in n for n in notes)
@@ -99,7 +99,7 @@ def test_a_backend_that_reports_nothing_teaches_its_window_by_refusing_once(
     fake.requests.clear()
     second = run(project, fake, *args)
     assert second.returncode == 0, second.stderr
-    (request,) = fake.requests
+    (request,) = without_probes(fake.requests)
     assert sent_tokens(request) <= WINDOW
     assert not any("refused" in n for n in json.loads(second.stdout)["stats"]["notes"])
 
@@ -114,7 +114,7 @@ def test_a_hunks_answer_that_fails_where_the_region_cannot_fit_says_so(project: 
     lines = f"{first}:{first + 179}"
     result = run(project, fake, "refactor", "textwrap.py", "--lines", lines, "-i", "add type hints", "--write")
     assert result.returncode == 3, result.stdout  # an answer came and was refused
-    (request,) = fake.requests  # the hunks attempt was sent and answered; nothing else
+    (request,) = without_probes(fake.requests)  # the hunks attempt was sent and answered; nothing else
     assert SEARCH_MARKER in request["messages"][0]["content"] and sent_tokens(request) <= WINDOW
     message = result.stderr
     assert message.startswith("refactor-lsp: the hunks answer could not be applied (the model's edit block 1 ")
@@ -151,7 +151,7 @@ def test_a_bad_state_file_is_ignored_safely(
     result = run(project, fake, "refactor", "textwrap.py", "--at", str(AT), "-i", "rename line to row", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["new_text"] == RENAMED  # the refusal still teaches the window
-    assert len(fake.requests) == 2 and sent_tokens(fake.requests[-1]) <= WINDOW
+    assert len(without_probes(fake.requests)) == 2 and sent_tokens(fake.requests[-1]) <= WINDOW
     assert not path.is_symlink() and json.loads(path.read_text())["backends"][0]["window"] == WINDOW
     if plant == "symlink":
         assert json.loads(target.read_text()) == lie  # the link's target is never written
@@ -177,7 +177,7 @@ def test_a_llamacpp_server_is_fitted_by_its_props(project: dict[str, Any], make_
     result = run(project, fake, "refactor", "textwrap.py", "--at", str(AT), "-i", "rename line to row", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["new_text"] == RENAMED
-    (request,) = fake.requests
+    (request,) = without_probes(fake.requests)
     assert sent_tokens(request) <= WINDOW
 
 
@@ -196,7 +196,7 @@ def test_a_window_an_earlier_process_heard_is_asked_again_before_refusing(
     result = run(project, fake, "refactor", "textwrap.py", "--at", str(AT), "-i", "rename line to row", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["new_text"] == RENAMED
-    assert len(fake.requests) == (1 if reports else 2) and sent_tokens(fake.requests[-1]) <= WINDOW
+    assert len(without_probes(fake.requests)) == (1 if reports else 2) and sent_tokens(fake.requests[-1]) <= WINDOW
     assert json.loads(path.read_text())["backends"][0]["window"] == WINDOW
 
 
@@ -217,7 +217,7 @@ async def test_characters_per_token_outlive_the_process(make_fake) -> None:
         stats = (await first.refactor(request, config)).stats
     finally:
         await first.close()
-    useful, prompt = stats.useful_tokens(), fake.requests[0]["messages"]
+    useful, prompt = stats.useful_tokens(), without_probes(fake.requests)[0]["messages"]
     assert useful and stats.prompt_tokens
     later = Engine()  # another process would read the same file
     learned = later.backend_memory.learned(config.backend())

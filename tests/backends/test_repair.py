@@ -25,7 +25,7 @@ from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
 from tests.backends.test_cli import run_cli
-from tests.conftest import backend_table, write_config
+from tests.conftest import backend_table, without_probes, write_config
 
 FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"
 SOURCE = f"import os\n\n\n{FUNCTION}\n\ndef main():\n    return load('x')\n"
@@ -149,7 +149,7 @@ async def test_a_local_server_drafts_the_repair_from_the_broken_answer_in_its_pr
     text = SOURCE.replace("open(path)", "open(path, 'r')")
     result = await engine.refactor(request(text), config(fake))
     assert result.new_text == text.replace("data", "content")
-    _, repair = fake.requests
+    _, repair = without_probes(fake.requests)
     assert "prediction" not in repair and "unterminated string literal" in repair["messages"][1]["content"]
     assert region_of(repair["messages"]).count("'") == 1  # the broken answer is what the server drafts from
     assert result.stats.repaired is True
@@ -198,7 +198,7 @@ def test_the_cli_writes_a_repaired_answer_and_says_so(tmp_path: Path, make_fake:
     report = json.loads(done.stdout)
     assert report["outcome"] == "applied" and report["repaired"] is True
     assert "never closed at line " in report["stats"]["repair_problem"]
-    _, repair = fake.requests
+    _, repair = without_probes(fake.requests)
     assert prediction_of(repair) == region_of(repair["messages"]) != RENAMED  # the broken answer, predicted
     assert f"repaired: {report['stats']['repair_problem']} · +" in done.stderr  # the summary line
 

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
-from tests.conftest import editor_settings, fake_fixture
+from tests.conftest import editor_settings, fake_fixture, without_probes
 from tests.lsp_harness import Editor, server_setup, session, until
 from tests.stdlib_targets import smallest_function_looping_over
 
@@ -47,7 +47,7 @@ async def test_the_large_file_is_fitted_to_the_window(editor: Editor, backend: F
     )
     assert result["status"] == "applied", result
     assert editor.buffers[uri] == RENAMED
-    (request,) = backend.requests
+    (request,) = without_probes(backend.requests)
     assert prompt_tokens(request) + request["max_tokens"] <= WINDOW
     notes = " ".join(editor.stats[-1]["notes"])
     assert "fitted to the backend's context window of 4,096 tokens (from /v1/models: max_model_len)" in notes

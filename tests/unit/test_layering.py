@@ -15,6 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lsp_server"
 RANKS: dict[str, int] = {
     "text": 0,  # lines and positions as LSP counts them
     "logs": 0,  # where the log goes
+    # the vLLM proposer that drafts from the prediction: installed into vLLM's environment alone, so it
+    # imports nothing of ours above it (test_the_proposer_stands_alone)
+    "proposer": 0,
     "files": 1,  # reading and writing the user's files and our state folder safely
     "config": 2,  # settings: schema, layers, trust, conversion, loading
     "scope": 3,  # which part of the document a refactor rewrites
@@ -155,3 +158,39 @@ def test_no_module_is_over_450_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+PROPOSER = PACKAGE / "proposer"
+VLLM_ADAPTER = "lsp_server.proposer.vllm_adapter"
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    """Top-level names of the modules `path` imports that are not ours (nor relative)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found - {"lsp_server", "__future__"}
+
+
+def test_the_proposer_stands_alone() -> None:
+    """`lsp_server/proposer` runs inside vLLM's environment, installed without our dependencies: it imports
+    the standard library and itself only; vLLM only from `vllm_adapter`, which nothing of ours imports, so
+    the server and the CLI never load vLLM."""
+    import sys
+
+    stdlib = set(sys.stdlib_module_names)
+    for path in PROPOSER.rglob("*.py"):
+        allowed = stdlib | ({"vllm"} if module_name(path) == VLLM_ADAPTER else set())
+        assert _third_party_imports(path) <= allowed, f"{path.name} imports {_third_party_imports(path) - allowed}"
+        assert {layer_of(m) for m in imports_of(path)} <= {"proposer", ROOT}, f"{path.name} imports above itself"
+    importers = [
+        module_name(p)
+        for p in PACKAGE.rglob("*.py")
+        if VLLM_ADAPTER in imports_of(p) and module_name(p) != VLLM_ADAPTER
+    ]
+    assert importers == []
+    vllm_users = [module_name(p) for p in PACKAGE.rglob("*.py") if "vllm" in _third_party_imports(p)]
+    assert vllm_users == [VLLM_ADAPTER]

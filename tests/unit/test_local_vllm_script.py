@@ -389,7 +389,21 @@ def test_ngram_installs_nothing_more(machine: Machine) -> None:
 def test_an_unknown_method_is_refused_by_name(machine: Machine) -> None:
     done = machine.run("setup", SPEC_METHOD="eagle")
     assert done.returncode == 1
-    assert "SPEC_METHOD must be suffix or ngram, not 'eagle'" in done.stderr
+    assert "SPEC_METHOD must be suffix, ngram or prediction, not 'eagle'" in done.stderr
+
+
+def test_prediction_installs_this_checkout_without_its_dependencies_once(machine: Machine) -> None:
+    """SPEC_METHOD=prediction: refactor-lsp's proposer, installed as the README tells a user to (`--no-deps`),
+    and again only when its code changed."""
+    machine.set_up("3.11.7", arctic="")
+    done = machine.run("setup", SPEC_METHOD="prediction")
+    assert done.returncode == 0, done.stderr
+    checkout = str(SCRIPT.parents[1])
+    installs = machine.pip_calls("install", checkout)
+    assert len(installs) == 1 and {"--no-deps", "--force-reinstall"} <= set(installs[0]["args"])
+    assert "arctic-inference" not in done.stderr
+    again = machine.run("setup", SPEC_METHOD="prediction")
+    assert again.returncode == 0 and len(machine.pip_calls("install", checkout)) == 1
 
 
 # A start that fails: its root cause shown, nothing left running; memory said before anything starts
