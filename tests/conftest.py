@@ -25,6 +25,7 @@ import pytest
 from lsp_server.pipeline.engine import Engine
 from lsp_server.proposer import PROBE_KEY
 from lsp_server.testing.fake_backend import FakeBackend
+from tests.cli_harness import package_logging_kept
 
 LAYERS = ("unit", "backends", "lsp", "editors")
 STEP_S = 0.001  # one simulated forward pass: small, so the suite stays fast
@@ -41,6 +42,14 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("REFACTOR_LSP_CONFIG", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return dirs
+
+
+@pytest.fixture(autouse=True)
+def _package_logging_kept() -> Iterator[None]:
+    """A test that calls the CLI's `main` in this process (`-v`, `--log-file`) leaves the package's
+    logger as it found it: no handler of one test writes to a stream the next one closed."""
+    with package_logging_kept():
+        yield
 
 
 @pytest.fixture

@@ -45,17 +45,29 @@ class ServerSetup(NamedTuple):
     config: ClientServerConfig
 
 
+def _temporary_folder(prefix: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+# One start-up cache for every server this test run starts (server/startup.py: lsprotocol's compiled
+# classes), as a user's ~/.cache keeps one: otherwise each module's first server compiles them again.
+_CACHE_HOME = _temporary_folder("refactor-lsp-test-cache-")
+
+
 def server_setup() -> ServerSetup:
     """A fresh folder for the servers' history, config and home, and a server config using it.
 
     Call it once at the top of each test module (`SETUP = server_setup()`): one module's refactors
     never show up in another module's `showStats`.
     """
-    state_dir = Path(tempfile.mkdtemp(prefix="refactor-lsp-test-"))
-    atexit.register(shutil.rmtree, state_dir, ignore_errors=True)
+    state_dir = _temporary_folder("refactor-lsp-test-")
+    (state_dir / "home").mkdir()  # a user's home exists: a checker runs in it (formats/check_command.py)
     env = {
         "XDG_STATE_HOME": str(state_dir / "state"),
         "XDG_CONFIG_HOME": str(state_dir / "config"),
+        "XDG_CACHE_HOME": str(_CACHE_HOME),
         "HOME": str(state_dir / "home"),
         "PATH": "/usr/bin:/bin",
         "PYTHONUNBUFFERED": "1",

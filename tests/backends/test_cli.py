@@ -8,8 +8,6 @@ import os
 import re
 import socket
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from lsp_server.stats.history import History
 from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
+from tests.cli_harness import Completed, run_cli, run_process
 from tests.conftest import backend_table, closed_port_url, write_config
 
 SOURCE = """import math
@@ -34,29 +33,11 @@ def describe(radius):
     return f"area {foo(radius)}"
 """
 SECRET = "sk-test-9c1f3e7a0b2d4c6e8f"
-Completed = subprocess.CompletedProcess
 STATS_LINE = re.compile(
     r"^refactor \d+\.\d s · \d+ tok · \d+ tok/s · prediction \d+% accepted \(\d+ accepted, \d+ rejected\)"
     r" · region \(auto, \d+ lines < \d+ \(hunks_min_lines with a prediction field\)\)$",
     re.M,
 )
-
-
-def run_cli(*args: str, config: Path | None, cwd: Path, env: dict[str, str] | None = None) -> Completed:
-    environment = dict(os.environ)  # already isolated: XDG dirs under a temporary folder
-    environment.pop("REFACTOR_LSP_CONFIG", None)
-    if config is not None:
-        environment["REFACTOR_LSP_CONFIG"] = str(config)
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_server", *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
 
 
 @pytest.fixture
@@ -67,11 +48,12 @@ def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
     return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
 
 
-def refactor(project: dict[str, Any], *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
-    return run_cli("refactor", "geometry.py", *args, config=project["config"], cwd=project["dir"], **kwargs)
+def refactor(project: dict[str, Any], *args: str, run: Any = run_cli, **kwargs: Any) -> Completed:
+    """`refactor geometry.py ARGS` in the project, in this process (`run=run_process`: as a child)."""
+    return run("refactor", "geometry.py", *args, config=project["config"], cwd=project["dir"], **kwargs)
 
 
-def assert_clean_failure(result: subprocess.CompletedProcess, code: int = 1) -> str:
+def assert_clean_failure(result: Completed, code: int = 1) -> str:
     """A failure is one readable line on stderr, a non-zero exit, and never a traceback."""
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -84,7 +66,7 @@ def assert_clean_failure(result: subprocess.CompletedProcess, code: int = 1) -> 
 
 
 def test_refactor_prints_the_diff_and_the_stats(project: dict[str, Any], fake_backend: FakeBackend) -> None:
-    result = refactor(project, "--instruction", "rename foo to bar")
+    result = refactor(project, "--instruction", "rename foo to bar", run=run_process)  # exit 0 and pipes, as in a shell
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
         "--- a/geometry.py\n"
@@ -476,7 +458,7 @@ def test_backend_option_picks_another_backend(tmp_path: Path, fake_backend: Fake
 
 
 def test_check_reports_ok(project: dict[str, Any]) -> None:
-    result = run_cli("check", config=project["config"], cwd=project["dir"])
+    result = run_process("check", config=project["config"], cwd=project["dir"])  # exit 0 and pipes, as a shell sees
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "config: ok"
@@ -508,17 +490,9 @@ def test_check_reads_editor_settings_from_stdin_and_the_workspace_named(
             }
         },
     }
-    environment = {k: v for k, v in os.environ.items() if k != "REFACTOR_LSP_CONFIG"}
-    environment["REFACTOR_LSP_CONFIG"] = str(write_config(tmp_path, fake=fake_backend))
-    result = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "check", "--settings", "-", "--workspace", str(workspace)],
-        input=json.dumps(settings),
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    args = ("check", "--settings", "-", "--workspace", str(workspace))
+    config = write_config(tmp_path, fake=fake_backend)
+    result = run_process(*args, config=config, cwd=tmp_path, stdin=json.dumps(settings))  # a real pipe on stdin
     assert f"backend: mine (openai) at {other.url}" in result.stdout, result.stderr + result.stdout
     assert other.headers_seen[-1]["authorization"] == "Bearer tok-123" and fake_backend.requests == []
     assert f"{workspace / '.refactor-lsp.toml'}: ignored backends.mine.base_url" in result.stderr
@@ -605,7 +579,7 @@ def test_unknown_model_lists_the_models(tmp_path: Path, make_fake) -> None:
 def test_invalid_toml_names_the_file(project: dict[str, Any]) -> None:
     config: Path = project["config"]
     config.write_text('default_backend = "fake"\n[backends.fake\n', encoding="utf-8")
-    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar"), 2)
+    message = assert_clean_failure(refactor(project, "-i", "rename foo to bar", run=run_process), 2)  # a real exit 2
     assert str(config) in message
     assert "not valid TOML" in message
     assert message.count("\n") == 1
@@ -641,7 +615,7 @@ def test_missing_source_file(project: dict[str, Any]) -> None:
 
 def test_unusable_answer_is_not_written(project: dict[str, Any], fake_backend: FakeBackend) -> None:
     fake_backend.enqueue(Reply(text="Sure! I renamed foo to bar in both places."))
-    result = refactor(project, "-i", "rename foo to bar", "--write")
+    result = refactor(project, "-i", "rename foo to bar", "--write", run=run_process)  # exit 3, as a shell sees
     assert result.returncode == 3  # a refused answer: exit 3, every subcommand alike
     assert "Traceback" not in result.stderr
     assert "explanation instead of code" in result.stderr
@@ -658,11 +632,8 @@ def test_unreachable_builtin_local_backend_says_how_to_start_it(tmp_path: Path) 
     with socket.socket() as probe:
         if probe.connect_ex(("127.0.0.1", 8000)) == 0:
             pytest.skip("something listens on 127.0.0.1:8000 (the local vLLM pair?)")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    env.pop("REFACTOR_LSP_CONFIG", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "check"], capture_output=True, text=True, env=env, timeout=60
-    )
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    done = run_cli("check", config=None, cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert "http://127.0.0.1:8000/v1: connection refused" in done.stdout
     assert "make vllm-up" in done.stdout

@@ -21,7 +21,8 @@ import pytest
 from lsp_server.stats.history import History, summarize_history
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.backends.test_cli import assert_clean_failure, run_cli
+from tests.backends.test_cli import assert_clean_failure
+from tests.cli_harness import Completed, run_cli, run_process
 from tests.conftest import write_config
 
 DIFFLIB = Path(inspect.getsourcefile(difflib) or "")
@@ -59,24 +60,9 @@ def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
     return {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend)}
 
 
-def apply(project: dict[str, Any], *args: str, stdin: str | None = None) -> Any:
-    import os
-    import subprocess
-    import sys
-
-    if stdin is None:
-        return run_cli("apply", *args, config=project["config"], cwd=project["dir"])
-    environment = dict(os.environ) | {"REFACTOR_LSP_CONFIG": str(project["config"])}
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_server", "apply", *args],
-        cwd=project["dir"],
-        env=environment,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
+def apply(project: dict[str, Any], *args: str, stdin: str | None = None, run: Any = run_cli) -> Completed:
+    """`apply ARGS` in the project, in this process (`run=run_process`: as a child, `stdin` on a pipe)."""
+    return run("apply", *args, config=project["config"], cwd=project["dir"], stdin=stdin)
 
 
 def test_a_lazy_method_merges_into_difflib_with_only_that_method_as_the_prediction(
@@ -98,11 +84,11 @@ def test_a_lazy_method_merges_into_difflib_with_only_that_method_as_the_predicti
 def test_a_snippet_on_stdin_prints_the_diff_or_the_json_of_refactor_shape(
     project: dict[str, Any], fake_backend: FakeBackend
 ) -> None:
-    diff = apply(project, "difflib.py", "-", stdin=SET_SEQ2)
+    diff = apply(project, "difflib.py", "-", stdin=SET_SEQ2, run=run_process)  # a real pipe each way, exit 0
     assert diff.returncode == 0, diff.stderr
     changed = [line for line in diff.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
     assert changed == ["-        self.b = b", "+        self.b = list(b)"]
-    result = apply(project, "difflib.py", "-", "--json", stdin=SET_SEQ2)
+    result = apply(project, "difflib.py", "-", "--json", stdin=SET_SEQ2, run=run_process)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["outcome"] == "edit" and "self.b = list(b)" in out["new_text"]
@@ -171,7 +157,8 @@ def test_two_methods_are_one_write_and_a_refused_part_leaves_the_file_whole(
 def test_a_snippet_that_cannot_be_placed_exits_4_and_sends_nothing(
     project: dict[str, Any], fake_backend: FakeBackend
 ) -> None:
-    message = assert_clean_failure(apply(project, "difflib.py", "-", stdin="self.b = list(b)\n"), 4)
+    unplaced = apply(project, "difflib.py", "-", stdin="self.b = list(b)\n", run=run_process)  # a real exit 4
+    message = assert_clean_failure(unplaced, 4)
     assert "names no definition" in message and "--lines" in message
     out = json.loads(apply(project, "difflib.py", "-", "--json", stdin="self.b = list(b)\n").stdout)
     assert out["outcome"] == "not placed"

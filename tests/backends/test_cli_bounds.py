@@ -14,7 +14,8 @@ import pytest
 from lsp_server.formats.hunks import DIVIDER, REPLACE_MARKER, SEARCH_MARKER
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor, run_cli
+from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor
+from tests.cli_harness import run_cli
 from tests.conftest import backend_table, write_config
 from tests.lsp.test_faults import chunk, sse
 

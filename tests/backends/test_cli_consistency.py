@@ -18,7 +18,8 @@ import pytest
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import region_of
-from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor, run_cli
+from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor
+from tests.cli_harness import run_cli, run_process
 from tests.conftest import write_config
 from tests.stdlib_targets import module_docstring_lines, top_level_assignment
 
@@ -155,7 +156,7 @@ def test_a_batch_keeps_each_refused_answer_and_names_its_file(project: dict[str,
     answers = ["def foo(radius):\n    return (\n", 'def describe(radius):\n    return f"area {\n']
     fake_backend.enqueue(*(Reply(text=answer, finish_reason="length") for answer in answers))  # cut off: refused
     args = ("refactor", "geometry.py", "--each", "definition", "--jobs", "1", "-i", "x", "--json")
-    result = run_cli(*args, config=project["config"], cwd=project["dir"])
+    result = run_process(*args, config=project["config"], cwd=project["dir"])  # a batch's real exit 3 and pipes
     assert result.returncode == 3, result.stderr  # every failure a refused answer
     targets = json.loads(result.stdout)["targets"]
     assert [t["outcome"] for t in targets] == ["refused", "refused"]

@@ -11,7 +11,8 @@ import pytest
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor, run_cli
+from tests.backends.test_cli import SOURCE, assert_clean_failure, refactor
+from tests.cli_harness import run_cli
 from tests.conftest import write_config
 
 

@@ -21,7 +21,7 @@ from lsp_server.pipeline.plan import RefactorRequest
 from lsp_server.testing.context_limit import prompt_tokens
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.backends.test_cli import run_cli
+from tests.cli_harness import run_cli
 from tests.conftest import without_probes, write_config
 from tests.stdlib_targets import smallest_function_looping_over
 

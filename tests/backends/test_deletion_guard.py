@@ -6,9 +6,6 @@ runs off the event loop, so the server keeps answering while it runs."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
+from tests.cli_harness import run_cli
 from tests.conftest import backend_table, write_config
 
 FUNCTION = (
@@ -118,18 +116,10 @@ async def test_a_preset_declaring_removes_code_may_delete_and_simplify_may_not(
 def test_the_cli_refuses_a_hunks_deletion_and_leaves_the_file(tmp_path: Path, fake_backend: FakeBackend) -> None:
     source = tmp_path / "orders.py"
     source.write_text(SOURCE, encoding="utf-8")
-    environment = {**os.environ, "REFACTOR_LSP_CONFIG": str(write_config(tmp_path, fake=fake_backend))}
+    config = write_config(tmp_path, fake=fake_backend)
     fake_backend.enqueue(Reply(text=DELETE_ALL))
     command = ["refactor", "orders.py", "-i", "rename result to acc", "--at", "5", "--edit-format", "hunks", "--write"]
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_server", *command],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-    )
+    done = run_cli(*command, config=config, cwd=tmp_path)
     assert done.returncode == 3, done.stderr  # refused
     assert done.stderr.startswith("refactor-lsp: " + EMPTIED + NOT_ASKED)
     assert source.read_text(encoding="utf-8") == SOURCE

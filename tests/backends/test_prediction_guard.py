@@ -27,7 +27,7 @@ from lsp_server.stats.measured import RefactorStats
 from lsp_server.stats.words import summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import region_of
-from tests.backends.test_cli import run_cli
+from tests.cli_harness import run_cli
 from tests.conftest import backend_table, write_config
 
 SOURCE = (

@@ -24,7 +24,7 @@ from lsp_server.stats.words import status_text, summary
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import SlippingResponder, region_of, rule_responder
-from tests.backends.test_cli import run_cli
+from tests.cli_harness import run_cli
 from tests.conftest import backend_table, without_probes, write_config
 
 FUNCTION = "def load(path):\n    data = open(path).read()\n    return len(data)\n"

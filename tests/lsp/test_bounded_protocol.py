@@ -16,7 +16,7 @@ from pytest_lsp import LanguageClient
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from tests.conftest import editor_settings, fake_fixture
-from tests.lsp_harness import Editor, server_setup, start_session
+from tests.lsp_harness import Editor, server_setup, session, start_session
 
 SETUP = server_setup()
 WORKSPACE = SETUP.state_dir / "bounded-workspace"
@@ -25,10 +25,13 @@ RENAMED = SOURCE.replace("data", "content")
 INVALID_PARAMS, INVALID_REQUEST = -32602, -32600
 
 
-backend = fake_fixture(scope="function")
+backend = fake_fixture()
+# One server for the tests that leave it as they found it; a test that ends its server starts its own.
+client = session(SETUP, WORKSPACE, lambda backend: editor_settings(backend))
 
 
 async def start(backend: FakeBackend) -> tuple[LanguageClient, Editor]:
+    backend.reset()  # the module's fake, as fresh as the server
     editor = await start_session(SETUP, WORKSPACE, editor_settings(backend))
     return editor.client, editor
 
@@ -43,8 +46,8 @@ async def round_trip_ms(editor: Editor, uri: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def test_a_document_the_editor_never_opened_is_refused_and_not_read(backend: FakeBackend):
-    client, editor = await start(backend)
+async def test_a_document_the_editor_never_opened_is_refused_and_not_read(editor: Editor, backend: FakeBackend):
+    client = editor.client
     on_disk = WORKSPACE / "never-opened.py"
     on_disk.write_text(SOURCE, encoding="utf-8")
     fifo = WORKSPACE / "pipe.py"
@@ -78,11 +81,9 @@ async def test_a_document_the_editor_never_opened_is_refused_and_not_read(backen
         {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": "rename data to content"},
     )
     assert reply["status"] == "applied" and editor.buffers[uri] == RENAMED
-    await client.shutdown_session()
 
 
-async def test_a_backend_that_ignores_max_tokens_is_cut_off_and_the_buffer_kept(backend: FakeBackend):
-    client, editor = await start(backend)
+async def test_a_backend_that_ignores_max_tokens_is_cut_off_and_the_buffer_kept(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "flood.py", SOURCE)
     backend.enqueue(Reply(flood_chunk_chars=256 * 1024, flood_max_bytes=512 << 20))
     task = asyncio.create_task(
@@ -97,7 +98,6 @@ async def test_a_backend_that_ignores_max_tokens_is_cut_off_and_the_buffer_kept(
     assert editor.buffers[uri] == SOURCE and not editor.edits_received
     assert backend.flood_sent < 32 << 20, backend.flood_sent
     assert await round_trip_ms(editor, uri) < 1000  # still serving
-    await client.shutdown_session()
 
 
 @pytest.mark.parametrize(
@@ -115,9 +115,8 @@ async def test_a_backend_that_ignores_max_tokens_is_cut_off_and_the_buffer_kept(
     ],
 )
 async def test_an_argument_of_the_wrong_type_is_invalid_params_naming_it(
-    backend: FakeBackend, field: str, value: object, problem: str
+    editor: Editor, backend: FakeBackend, field: str, value: object, problem: str
 ):
-    client, editor = await start(backend)
     uri = editor.open(WORKSPACE / "typed.py", SOURCE)
     arguments = {"uri": uri, "range": cursor(), "instruction": "rename data to content", field: value}
     with pytest.raises(JsonRpcException) as info:
@@ -126,7 +125,6 @@ async def test_an_argument_of_the_wrong_type_is_invalid_params_naming_it(
     assert problem in str(info.value)
     assert "Traceback" not in str(info.value) and "Traceback" not in repr(info.value.data)
     assert backend.requests == [] and editor.buffers[uri] == SOURCE
-    await client.shutdown_session()
 
 
 async def test_a_request_after_shutdown_gets_invalid_request_at_once(backend: FakeBackend):
@@ -146,8 +144,9 @@ async def test_a_request_after_shutdown_gets_invalid_request_at_once(backend: Fa
 
 
 @pytest.mark.parametrize("argument", [["file:///x.py"], {"uri": 7}, 3])
-async def test_cancel_with_an_argument_of_the_wrong_type_cancels_nothing(backend: FakeBackend, argument: object):
-    client, editor = await start(backend)
+async def test_cancel_with_an_argument_of_the_wrong_type_cancels_nothing(
+    editor: Editor, backend: FakeBackend, argument: object
+):
     uri = editor.open(WORKSPACE / "cancel-typed.py", SOURCE)
     backend.enqueue(Reply(stall_after_chars=5, stall_s=2))
     running = editor.start_refactor(uri, "data =", "rename data to content")
@@ -158,4 +157,3 @@ async def test_cancel_with_an_argument_of_the_wrong_type_cancels_nothing(backend
     assert info.value.code == INVALID_PARAMS and "`uri` is not a string" in str(info.value)
     reply = await asyncio.wait_for(running, 10)
     assert reply["status"] == "applied" and editor.buffers[uri] == RENAMED  # not cancelled
-    await client.shutdown_session()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 
 import pytest
@@ -149,9 +148,7 @@ async def test_thousands_of_empty_hunks_are_counted_in_one_note_not_listed(backe
 
 
 def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: FakeBackend):
-    import os
-    import subprocess
-
+    from tests.cli_harness import run_cli
     from tests.conftest import write_config
 
     source = tmp_path / "m.py"
@@ -161,13 +158,7 @@ def test_the_cli_refuses_half_an_answer_and_leaves_the_file(tmp_path, backend: F
     chunk = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "fake-model"}
     body = b"data: " + json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": half}}]}).encode()
     backend.enqueue(Reply(raw_body=body + b"\n\ndata: [DONE]\n\n"))
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "refactor", str(source), "-i", "rename data to content", "--write"],
-        env={**os.environ, "REFACTOR_LSP_CONFIG": str(config)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("refactor", str(source), "-i", "rename data to content", "--write", config=config, cwd=tmp_path)
     assert done.returncode == 3  # refused: an answer came, unusable
     assert "no finish_reason" in done.stderr and "nothing was applied" in done.stderr
     assert source.read_text(encoding="utf-8") == SOURCE

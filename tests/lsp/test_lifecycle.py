@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
+from tests.cli_harness import run_cli
 from tests.conftest import editor_settings, fake_fixture
 from tests.lsp_harness import Editor, server_setup, start_session
 
@@ -152,9 +151,6 @@ async def test_api_key_never_appears_in_any_output(backend: FakeBackend, tmp_pat
         encoding="utf-8",
     )
     backend.enqueue(Reply(status=401, error="Incorrect API key provided"))
-    env = {**os.environ, **SERVER_ENV, "TEST_KEY": SECRET, "REFACTOR_LSP_CONFIG": str(config)}
-    checked = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "check"], capture_output=True, text=True, env=env, timeout=60
-    )
+    checked = run_cli("check", config=config, cwd=tmp_path, env={**SERVER_ENV, "TEST_KEY": SECRET})
     assert "TEST_KEY" in checked.stdout + checked.stderr
     assert SECRET not in checked.stdout + checked.stderr

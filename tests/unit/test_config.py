@@ -430,17 +430,11 @@ def test_nan_from_editor_settings_is_refused(tmp_path: Path) -> None:
 
 
 def test_check_names_a_user_file_that_is_not_utf8(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from tests.cli_harness import run_cli
 
     path = tmp_path / "config.toml"
     path.write_bytes("# café\n".encode("latin-1"))
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "check", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("check", "--config", str(path), config=None, cwd=tmp_path)
     assert done.returncode == 2
     assert str(path) in done.stderr and "not UTF-8" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
