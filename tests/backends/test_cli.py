@@ -8,6 +8,8 @@ import os
 import re
 import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
