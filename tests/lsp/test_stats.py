@@ -203,7 +203,7 @@ async def test_a_fresh_test_module_starts_with_an_empty_history(fake_backend: Fa
     summary, _ = await _stats_after(first_module, fake_backend, refactor_first=True)
     assert summary["count"] == 1
     summary, messages = await _stats_after(second_module, fake_backend, refactor_first=False)
-    assert summary == {"count": 0, "backends": []}
+    assert summary == {"count": 0, "backends": [], "kept": []}
     assert messages[-1] == "refactor-lsp: no refactors recorded yet"
 
 
