@@ -286,10 +286,10 @@ class RefactorSettings:
     VS Code: Largest file the server refactors.
     """
     preview: bool = False
-    """Send the edit with a change annotation that needs confirmation: VS Code opens its Refactor Preview.
+    """Review each change of every request in the editor's preview (`review: "preview"`: VS Code's Refactor Preview).
 
     Example: preview = true
-    VS Code: Ask before applying each edit (the edit is labelled as needing confirmation).
+    VS Code: Every refactor opens the Refactor Preview, a checkbox per change; the *(Review)* commands ask it of one.
     """
 
 

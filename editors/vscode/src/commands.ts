@@ -7,8 +7,16 @@ import { RefactorStatus } from "./status";
 
 let lastInstruction = "";
 
-/** "Refactor with Prediction...": ask for an instruction, rewrite the selection (or the block at the cursor). */
-export async function refactorWithPrediction(client: LanguageClient | undefined): Promise<void> {
+/** What a "(Review)" command adds to its request: every change of the answer goes to VS Code's Refactor
+ *  Preview with its own checkbox, and what is kept is checked (docs/protocol.md, "Reviewing changes").
+ *  The setting `refactorLsp.refactor.preview` asks the same of every request, on the server's side. */
+function reviewArgument(review: boolean): { review?: "preview" } {
+  return review ? { review: "preview" } : {};
+}
+
+/** "Refactor with Prediction...": ask for an instruction, rewrite the selection (or the block at the cursor);
+ *  with `review`, "Refactor with Prediction (Review)...". */
+export async function refactorWithPrediction(client: LanguageClient | undefined, review = false): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.uri.scheme !== "file") {
     void vscode.window.showWarningMessage("Refactor with Prediction: open a file, and select what to rewrite.");
@@ -20,6 +28,7 @@ export async function refactorWithPrediction(client: LanguageClient | undefined)
   }
   const instruction = await askInstruction(
     editor.selection.isEmpty ? "How should the code around the cursor change?" : "How should the selected code change?",
+    review,
   );
   if (!instruction) return;
   const c2p = client.code2ProtocolConverter;
@@ -28,6 +37,7 @@ export async function refactorWithPrediction(client: LanguageClient | undefined)
     uri: c2p.asUri(editor.document.uri),
     range: c2p.asRange(editor.selection),
     instruction,
+    ...reviewArgument(review),
   });
 }
 
@@ -36,8 +46,13 @@ export async function refactorWithPrediction(client: LanguageClient | undefined)
 export type EachTargets = "selection" | "file";
 
 /** "... Each Definition in This File / in the Selection...": one instruction, applied to each definition
- *  as its own refactor, all at once; the server applies the results as one edit (one undo). */
-export async function refactorEach(client: LanguageClient | undefined, targets: EachTargets): Promise<void> {
+ *  as its own refactor, all at once; the server applies the results as one edit (one undo). With
+ *  `review`, the "(Review)" commands: each change of each definition has its checkbox. */
+export async function refactorEach(
+  client: LanguageClient | undefined,
+  targets: EachTargets,
+  review = false,
+): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.uri.scheme !== "file") {
     void vscode.window.showWarningMessage("Refactor with Prediction: open a file first.");
@@ -57,6 +72,7 @@ export async function refactorEach(client: LanguageClient | undefined, targets: 
     targets === "file"
       ? "How should each definition in this file change?"
       : "How should each definition in the selection change?",
+    review,
   );
   if (!instruction) return;
   const c2p = client.code2ProtocolConverter;
@@ -65,13 +81,15 @@ export async function refactorEach(client: LanguageClient | undefined, targets: 
     ...(targets === "selection" ? { range: c2p.asRange(editor.selection) } : {}),
     instruction,
     targets,
+    ...reviewArgument(review),
   });
 }
 
 /** "Apply Clipboard with Prediction": the code on the clipboard (from a chat, an agent) merged into the
  *  definitions it names, each with its current text as the prediction; the selection (or the cursor)
- *  says where it goes when it names none. The server reports every outcome itself. */
-export async function applyClipboard(client: LanguageClient | undefined): Promise<void> {
+ *  says where it goes when it names none. The server reports every outcome itself. With `review`,
+ *  "Apply Clipboard with Prediction (Review)". */
+export async function applyClipboard(client: LanguageClient | undefined, review = false): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.uri.scheme !== "file") {
     void vscode.window.showWarningMessage("Apply Clipboard with Prediction: open the file to merge the code into.");
@@ -91,6 +109,7 @@ export async function applyClipboard(client: LanguageClient | undefined): Promis
     uri: c2p.asUri(editor.document.uri),
     range: c2p.asRange(editor.selection),
     snippet,
+    ...reviewArgument(review),
   });
 }
 
@@ -116,10 +135,19 @@ export class ApplyClipboardActions implements vscode.CodeActionProvider {
 
 export const APPLY_CLIPBOARD = "refactorLsp.vscode.applyClipboard";
 
+/** The extension's own commands that ask the server for a review in the Refactor Preview: ids of their
+ *  own (vscode-languageclient registers the server's `refactorLsp.*` ids itself; the same id twice stops it). */
+export const REVIEW_COMMANDS = {
+  refactor: "refactorLsp.vscode.refactorWithPredictionReview",
+  eachInFile: "refactorLsp.vscode.refactorEachInFileReview",
+  eachInSelection: "refactorLsp.vscode.refactorEachInSelectionReview",
+  applyClipboard: "refactorLsp.vscode.applyClipboardReview",
+} as const;
+
 /** The instruction input box (the last instruction pre-filled); undefined when dismissed or blank. */
-async function askInstruction(prompt: string): Promise<string | undefined> {
+async function askInstruction(prompt: string, review: boolean): Promise<string | undefined> {
   const instruction = await vscode.window.showInputBox({
-    title: "Refactor with Prediction",
+    title: review ? "Refactor with Prediction (Review)" : "Refactor with Prediction",
     prompt,
     placeHolder: "e.g. rename data to content",
     value: lastInstruction,

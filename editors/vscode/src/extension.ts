@@ -9,6 +9,7 @@ import {
   CancelOptions,
   refactorEach,
   refactorWithPrediction,
+  REVIEW_COMMANDS,
   showStats,
 } from "./commands";
 import { CANCEL, RefactorStatus, SHOW_STATS } from "./status";
@@ -37,6 +38,11 @@ export function activate(context: vscode.ExtensionContext): Promise<void> {
     command("refactorLsp.vscode.refactorEachInFile", async () => refactorEach(await ready(), "file")),
     command("refactorLsp.vscode.refactorEachInSelection", async () => refactorEach(await ready(), "selection")),
     command(APPLY_CLIPBOARD, async () => applyClipboard(await ready())),
+    // The same, each change of the answer to keep or drop in the Refactor Preview.
+    command(REVIEW_COMMANDS.refactor, async () => refactorWithPrediction(await ready(), true)),
+    command(REVIEW_COMMANDS.eachInFile, async () => refactorEach(await ready(), "file", true)),
+    command(REVIEW_COMMANDS.eachInSelection, async () => refactorEach(await ready(), "selection", true)),
+    command(REVIEW_COMMANDS.applyClipboard, async () => applyClipboard(await ready(), true)),
     vscode.languages.registerCodeActionsProvider({ scheme: "file" }, new ApplyClipboardActions(), {
       providedCodeActionKinds: [ApplyClipboardActions.kind],
     }),

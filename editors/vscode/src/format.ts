@@ -30,6 +30,9 @@ export interface RefactorStats {
   repaired?: boolean | null;
   repair_ms?: number | null;
   applied?: boolean | null;
+  /** A reviewed refactor (the Refactor Preview, change by change): its answer's changes, and how many were kept. */
+  changes?: number | null;
+  changes_kept?: number | null;
   /** The server's one-line text: `refactor 2.1 s · 412 tok · 196 tok/s · prediction 88% accepted (...)`. */
   summary: string;
   /** The server's short text for a status bar: `196 tok/s · 88% accepted`, or `0.42 s · no prediction`. */
@@ -87,9 +90,19 @@ export interface ModeSummary {
   acceptance_rate: number | null;
 }
 
+/** One backend and action in the `refactorLsp.showStats` reply's `kept`: how much of its reviewed answers people kept. */
+export interface KeptSummary {
+  backend: string;
+  action: string;
+  reviews: number;
+  changes: number;
+  kept: number;
+}
+
 export interface StatsReply {
   count: number;
   backends: { backend: string; speedup: number | null; modes: ModeSummary[] }[];
+  kept?: KeptSummary[];
 }
 
 const percent = (rate: number): string => `${Math.round(rate * 100)}%`;
@@ -161,6 +174,9 @@ export function statusTooltip(stats: RefactorStats): string {
   } else {
     rows.push(["Applied", stats.applied === true ? "yes" : stats.applied === false ? "no" : "unknown"]);
   }
+  if (present(stats.changes) && present(stats.changes_kept)) {
+    rows.push(["Kept", `${stats.changes_kept} of ${stats.changes} change${stats.changes === 1 ? "" : "s"} (reviewed)`]);
+  }
   if (present(stats.repaired)) {
     const took = present(stats.repair_ms) ? `, +${seconds(stats.repair_ms)}` : "";
     rows.push([stats.repaired ? "Repaired" : "Repair failed", `${md(stats.repair_problem ?? "")}${took}`]);
@@ -184,8 +200,19 @@ export function markdownText(text: string): string {
 const SUCCEEDED = ["applied", "edit", "unchanged"];
 const LISTED_FAILURES = 5; // in the tooltip; the final message lists the first ones too
 
-/** Quick pick rows for `refactorLsp.showStats`: one per backend and mode. */
+/** Quick pick rows for `refactorLsp.showStats`: one per backend and mode; then, for the answers people
+ *  reviewed change by change, one per backend and action with the share of the changes they kept. */
 export function statsRows(reply: StatsReply): { label: string; description: string; detail?: string }[] {
+  const kept = (reply.kept ?? []).map((k) => ({
+    label: `${k.backend} · reviewed: ${k.action || "refactor"}`,
+    description:
+      `${percent(k.changes ? k.kept / k.changes : 0)} of changes kept · ${k.kept} of ${k.changes}, ` +
+      `in ${k.reviews} review${k.reviews === 1 ? "" : "s"}`,
+  }));
+  return [...speedRows(reply), ...kept];
+}
+
+function speedRows(reply: StatsReply): { label: string; description: string; detail?: string }[] {
   return reply.backends.flatMap((backend) =>
     backend.modes.map((mode) => {
       const parts = [`${mode.count} refactor${mode.count === 1 ? "" : "s"}`];

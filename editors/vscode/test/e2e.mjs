@@ -8,8 +8,10 @@
 // user's refactor.maxTokens (a recording proxy in front of the fake backend shows what it was asked).
 // Before them, Apply Clipboard with Prediction (refactorLsp.applySnippet) merges a lazy snippet from the
 // clipboard into the function it names, and the batch steps (refactorLsp.refactorEach): one instruction for each of a dozen
-// functions as ONE edit that one undo takes back, the selection's code action, and a folder with
-// refactor.preview on, where the Refactor Preview lists one change per definition to accept or not.
+// functions as ONE edit that one undo takes back, the selection's code action. Then the review steps (review:
+// "preview"): the Refactor Preview lists each change of an answer with its checkbox, what is unticked is not
+// applied, one undo takes back what was, and a kept subset that breaks the syntax is undone with a message
+// saying why; and a folder with refactor.preview on, where every refactor is reviewed so, change by change.
 //
 //   bash scripts/setup-test-env.sh && npm run package && node test/e2e.mjs
 //
@@ -66,6 +68,13 @@ const TWELVE = `"""Twelve functions for the batch steps."""\n\n\n${functions(12)
 const TWELVE_RENAMED = TWELVE.replaceAll("total", "result");
 const THREE = functions(3);
 const RENAME_TOTAL = "rename total to result";
+
+// The review steps: an answer of three changes, a blank line between each (so each is a change of its own).
+const STEPS = `def steps():\n    print("one")\n\n    print("two")\n\n    print("three")\n`;
+const STEPS_KEPT = STEPS.replace('print("one")', 'log("one")').replace('print("three")', 'log("three")');
+// ... and one whose second change closes the bracket its first opens (the snippet the clipboard holds).
+const BRACKETS = "def build(items):\n    data = None\n\n    size = 1\n\n    return data, size\n";
+const BRACKETS_ANSWER = "def build(items):\n    data = dict(\n\n    size=1)\n\n    return data, size, len(items)\n";
 
 /** A host a hostile repository points the backend at: counts every connection, keeps what it was sent,
  *  and answers HTTP 503 so a refactor routed here fails fast. */
@@ -234,27 +243,54 @@ async function watchProgress(page) {
 }
 const seenProgress = (page) => page.evaluate(() => [...window.__seen]);
 
-/** The Refactor Preview of an edit whose changes need confirmation (one change annotation per
- *  definition): every change listed under its definition's label, none ticked; tick those of `accept`
- *  (labels), apply, and return the labels listed. */
-async function previewAccept(page, accept) {
+/** The Refactor Preview of an edit whose changes need confirmation (one change annotation per change):
+ *  its panel, its change rows, and each row's title (VS Code's "label - description": the change's words,
+ *  then the definition's), none ticked yet, as VS Code starts a change that needs confirmation. */
+async function refactorPreview(page, shot) {
   const panel = page.locator(".bulk-edit-panel");
   const rows = panel.locator(".monaco-list-row").filter({ has: page.locator(".monaco-tl-contents.textedit") });
   await rows.first().waitFor({ timeout: WAIT });
-  await page.screenshot({ path: path.join(RESULTS, "refactor-preview.png") });
+  await page.screenshot({ path: path.join(RESULTS, `${shot}.png`) });
   const listed = await rows.evaluateAll((els) =>
-    els.map((el) => ({ label: el.querySelector(".textedit > [title]")?.getAttribute("title"), checked: el.querySelector(".edit-checkbox")?.getAttribute("aria-checked") })),
+    els.map((el) => ({ title: el.querySelector(".textedit > [title]")?.getAttribute("title"), checked: el.querySelector(".edit-checkbox")?.getAttribute("aria-checked") })),
   );
   if (listed.some((row) => row.checked !== "false")) throw new Error(`a change was ticked before the user chose: ${JSON.stringify(listed)}`);
-  for (const label of accept) {
-    const row = rows.filter({ has: page.locator(`[title="${label}"]`) }).first();
-    await row.locator(".edit-checkbox").click();
-    await until(`${label} ticked`, async () => (await row.locator(".edit-checkbox").getAttribute("aria-checked")) === "true");
-  }
-  await page.screenshot({ path: path.join(RESULTS, "refactor-preview-chosen.png") });
-  await panel.locator(".buttons .monaco-button").filter({ hasText: "Apply" }).first().click();
-  await rows.first().waitFor({ state: "hidden", timeout: WAIT });
-  return listed.map((row) => row.label);
+  const row = (title) => rows.filter({ has: page.locator(`[title="${title}"]`) }).first();
+  return { panel, rows, row, titles: listed.map((r) => r.title) };
+}
+
+/** Clicks a row's checkbox and waits until it reads `checked`. */
+async function tick(row, what, checked) {
+  await row.locator(".edit-checkbox").first().click();
+  await until(`${what} ${checked ? "ticked" : "unticked"}`, async () => (await row.locator(".edit-checkbox").first().getAttribute("aria-checked")) === String(checked));
+}
+
+/** Applies what is ticked in the Refactor Preview, and waits for the panel to let go of its changes. */
+async function applyPreview(page, preview, shot) {
+  await page.screenshot({ path: path.join(RESULTS, `${shot}.png`) });
+  await preview.panel.locator(".buttons .monaco-button").filter({ hasText: "Apply" }).first().click();
+  await preview.rows.first().waitFor({ state: "hidden", timeout: WAIT });
+}
+
+/** The Refactor Preview: tick the changes titled in `accept`, apply, and return the titles listed. */
+async function previewAccept(page, accept) {
+  const preview = await refactorPreview(page, "refactor-preview");
+  for (const title of accept) await tick(preview.row(title), title, true);
+  await applyPreview(page, preview, "refactor-preview-chosen");
+  return preview.titles;
+}
+
+/** The Refactor Preview, as a reviewer who keeps most of an answer: tick the file's row (every change
+ *  in it), untick the changes titled in `drop`, apply; the titles listed. */
+async function previewDrop(page, file, drop, shot) {
+  const preview = await refactorPreview(page, shot);
+  const fileRow = preview.panel.locator(".monaco-list-row").filter({ hasNot: page.locator(".textedit") }).filter({ hasText: file }).first();
+  await tick(fileRow, file, true);
+  const states = () => preview.rows.evaluateAll((els) => els.map((el) => el.querySelector(".edit-checkbox")?.getAttribute("aria-checked")));
+  await until("every change ticked with its file", async () => (await states()).every((state) => state === "true") || (await states()));
+  for (const title of drop) await tick(preview.row(title), title, false);
+  await applyPreview(page, preview, `${shot}-chosen`);
+  return preview.titles;
 }
 
 /** Every `workspace/applyEdit` the extension's client received, from its log (src/client.ts logs each one). */
@@ -327,6 +363,10 @@ async function main() {
   fs.writeFileSync(samplePath, SAMPLE);
   const twelvePath = path.join(workspace, "twelve.py");
   fs.writeFileSync(twelvePath, TWELVE);
+  const stepsPath = path.join(workspace, "steps.py");
+  fs.writeFileSync(stepsPath, STEPS);
+  const bracketsPath = path.join(workspace, "brackets.py");
+  fs.writeFileSync(bracketsPath, BRACKETS);
   const previewProject = path.join(TMP, "preview-project");
   fs.mkdirSync(path.join(previewProject, ".vscode"), { recursive: true });
   fs.writeFileSync(path.join(previewProject, ".vscode/settings.json"), JSON.stringify({ "refactorLsp.refactor.preview": true }));
@@ -369,7 +409,10 @@ async function main() {
     JSON.stringify(
       {
         "refactorLsp.defaultBackend": "fake",
-        "refactorLsp.backends": { fake: { type: "openai", baseUrl: recorder.url, model: "fake-model" } },
+        // `always`: the prediction on every request, whatever the cost guard (pipeline/prediction_guard.py)
+        // makes of this run's small answers (renames of two lines in three accept less than half of it),
+        // so each step's message has its acceptance to show.
+        "refactorLsp.backends": { fake: { type: "openai", baseUrl: recorder.url, model: "fake-model", prediction: "always" } },
         "refactorLsp.refactor.maxTokens": USER_MAX_TOKENS,
         "refactorLsp.actions": [{ id: "rename-total", title: "Rename total to result", instruction: RENAME_TOTAL }],
         "refactorLsp.trace.server": "messages",
@@ -647,7 +690,55 @@ async function main() {
       await until("f5 and f6 renamed too, on disk", () => fs.readFileSync(twelvePath, "utf8") === more || fs.readFileSync(twelvePath, "utf8"));
     });
 
-    await step("with refactor.preview on, the Refactor Preview lists each definition; one left unticked stays as it was", async () => {
+    await step("Refactor with Prediction (Review)...: the Refactor Preview lists the answer's three changes; one unticked, the file holds the other two; one undo takes both back", async () => {
+      await openFile(page, "steps.py");
+      await until("steps.py in the editor", async () => norm(await editorText(page)) === norm(STEPS) || (await editorText(page)));
+      await page.locator(".editor-instance .view-line").filter({ hasText: 'print("two")' }).first().click();
+      const edits = applyEditsReceived(userData);
+      await palette(page, "Refactor with Prediction (Review)...");
+      await page.locator(".quick-input-widget .quick-input-title").filter({ hasText: "Refactor with Prediction (Review)" }).waitFor({ timeout: WAIT });
+      await page.locator(".quick-input-widget input").fill("rename print to log");
+      await page.keyboard.press("Enter");
+      const titles = await previewDrop(page, "steps.py", ["line 4: `print` → `log` - Refactor with prediction"], "review-preview");
+      const expected = [2, 4, 6].map((line) => `line ${line}: \`print\` → \`log\` - Refactor with prediction`);
+      if (JSON.stringify(titles) !== JSON.stringify(expected)) throw new Error(`the preview's changes: ${JSON.stringify(titles)}`);
+      await until("the first and last changes in the editor, not the second", async () => norm(await editorText(page)) === norm(STEPS_KEPT) || (await editorText(page)));
+      await toast(page, /refactor-lsp: refactor .*kept 2 of 3 changes/).first().waitFor({ timeout: WAIT });
+      await until("one applyEdit for the review", () => applyEditsReceived(userData) - edits === 1 || applyEditsReceived(userData) - edits);
+      // The statistics remember how much of the backend's answer was kept.
+      await palette(page, "Show Prediction Statistics");
+      const kept = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: "fake · reviewed:" }).first();
+      await kept.waitFor({ timeout: WAIT });
+      if (!(await kept.innerText()).includes("67% of changes kept · 2 of 3, in 1 review")) throw new Error(`the kept row: ${await kept.innerText()}`);
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+S");
+      await until("the two kept changes, on disk", () => fs.readFileSync(stepsPath, "utf8") === STEPS_KEPT || fs.readFileSync(stepsPath, "utf8"));
+      // One undo takes back everything the preview applied.
+      await page.locator(".editor-instance .view-line").filter({ hasText: 'print("two")' }).first().click();
+      await page.keyboard.press("Control+Z");
+      await until("one undo restored the file", async () => norm(await editorText(page)) === norm(STEPS) || (await editorText(page)));
+      await page.keyboard.press("Control+S");
+      await until("one undo restored the file, on disk", () => fs.readFileSync(stepsPath, "utf8") === STEPS || fs.readFileSync(stepsPath, "utf8"));
+    });
+
+    await step("Apply Clipboard with Prediction (Review): a kept subset that leaves a bracket open is undone, the file as it was, and the message says why", async () => {
+      await openFile(page, "brackets.py");
+      await until("brackets.py in the editor", async () => norm(await editorText(page)) === norm(BRACKETS) || (await editorText(page)));
+      await page.evaluate((text) => navigator.clipboard.writeText(text), BRACKETS_ANSWER);
+      await page.locator(".editor-instance .view-line").filter({ hasText: "size = 1" }).first().click();
+      await palette(page, "Apply Clipboard with Prediction (Review)");
+      // Change 2 closes the bracket change 1 opens: keeping 1 and 3 without it leaves an error.
+      const titles = await previewDrop(page, "brackets.py", ["line 4: `size = 1` → `size=1)` - Refactor with prediction"], "review-brackets");
+      if (titles.length !== 3) throw new Error(`the preview's changes: ${JSON.stringify(titles)}`);
+      const message = toast(page, /keeping changes 1 and 3 without change 2 leaves an error: '\(' was never closed at line 2;.*what the preview applied was undone/).first();
+      await message.waitFor({ timeout: WAIT });
+      await page.screenshot({ path: path.join(RESULTS, "review-refused.png") });
+      await until("the file as it was in the editor", async () => norm(await editorText(page)) === norm(BRACKETS) || (await editorText(page)));
+      await page.keyboard.press("Control+S");
+      await until("the file as it was, on disk", () => fs.readFileSync(bracketsPath, "utf8") === BRACKETS || fs.readFileSync(bracketsPath, "utf8"));
+    });
+
+    await step("with refactor.preview on, the Refactor Preview lists each definition's change; one left unticked stays as it was", async () => {
       // A folder whose settings turn the preview on (set before VS Code opens it: a settings file written
       // while it runs takes effect only once its file watcher notices).
       await page.close();
@@ -663,8 +754,11 @@ async function main() {
       await instructionBox(page);
       await page.locator(".quick-input-widget input").fill(RENAME_TOTAL);
       await page.keyboard.press("Enter");
-      const listed = await previewAccept(page, ["function `f0` (lines 1-3)", "function `f2` (lines 11-13)"]);
-      const labels = ["function `f0` (lines 1-3)", "function `f1` (lines 6-8)", "function `f2` (lines 11-13)"];
+      // Each change titled with its words, then its definition's.
+      const labels = [[0, "2-3", "1-3"], [1, "7-8", "6-8"], [2, "12-13", "11-13"]].map(
+        ([n, change, definition]) => `lines ${change}: \`total\` → \`result\` - function \`f${n}\` (lines ${definition})`,
+      );
+      const listed = await previewAccept(page, [labels[0], labels[2]]);
       if (JSON.stringify(listed) !== JSON.stringify(labels)) throw new Error(`the preview's changes: ${JSON.stringify(listed)}`);
       await page.keyboard.press("Control+S");
       const expected = functions(3, (n) => n !== 1);

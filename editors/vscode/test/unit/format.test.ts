@@ -175,3 +175,30 @@ test("statistics rows, one per backend and mode", () => {
   );
   assert.equal(rows[0].detail, "speed-up from the prediction: 2.50×");
 });
+
+test("a reviewed refactor: the tooltip says how many of its changes were kept; an unreviewed one says nothing of it", () => {
+  const reviewed = { ...stats, changes: 3, changes_kept: 2, summary: `${stats.summary} · kept 2 of 3 changes` };
+  assert.ok(statusTooltip(reviewed).includes("| Kept | 2 of 3 changes (reviewed) |"));
+  assert.ok(statusTooltip({ ...reviewed, changes: 1, changes_kept: 1 }).includes("| Kept | 1 of 1 change (reviewed) |"));
+  assert.ok(!statusTooltip(stats).includes("Kept"));
+  assert.ok(!statusTooltip({ ...stats, changes: null, changes_kept: null }).includes("Kept"));
+});
+
+test("statistics rows: after the speeds, how much of each backend's reviewed answers people kept, per action", () => {
+  const rows = statsRows({
+    count: 14,
+    backends: [{ backend: "cloud", speedup: null, modes: [{ backend: "cloud", prediction: true, count: 14, latency_ms: 900, tokens_per_s: 200, acceptance_rate: 0.8 }] }],
+    kept: [
+      { backend: "cloud", action: "add type hints", reviews: 12, changes: 50, kept: 41 },
+      { backend: "cloud", action: "", reviews: 1, changes: 3, kept: 2 },
+    ],
+  });
+  assert.deepEqual(
+    rows.map((r) => [r.label, r.description]),
+    [
+      ["cloud · with prediction", "14 refactors · median 0.90 s · 200 tok/s · 80% accepted"],
+      ["cloud · reviewed: add type hints", "82% of changes kept · 41 of 50, in 12 reviews"],
+      ["cloud · reviewed: refactor", "67% of changes kept · 2 of 3, in 1 review"],
+    ],
+  );
+});

@@ -82,6 +82,12 @@ export const window = {
     shown.push({ level: "error", message });
     return undefined;
   },
+  /** The instruction input box: tests set `answer` (undefined: dismissed) and read what it showed. */
+  inputBox: { answer: undefined as string | undefined, shown: [] as { title?: string; prompt?: string }[] },
+  async showInputBox(options: { title?: string; prompt?: string }): Promise<string | undefined> {
+    this.inputBox.shown.push({ title: options.title, prompt: options.prompt });
+    return this.inputBox.answer;
+  },
   async withProgress<R>(
     options: { title?: string },
     task: (bar: { report: (value: { message?: string; increment?: number }) => void }, cancel: unknown) => Promise<R>,
