@@ -1,5 +1,5 @@
 --- refactor-lsp for Neovim 0.11+: setup, a prompt for free-form instructions, the code-action menu
---- filtered to our kind, commands and a statusline component.
+--- filtered to our kind, commands and a statusline component (status.lua).
 ---
 --- Which channel says what (so nothing is shown twice):
 ---   * every outcome of a refactor (the speed summary, "the buffer changed ... nothing was applied",
@@ -16,6 +16,7 @@ local M = {}
 
 local api = vim.api
 local ranges = require('refactor_lsp.ranges')
+local status = require('refactor_lsp.status')
 
 M.name = 'refactor_lsp'
 M.kind = 'refactor.rewrite.prediction'
@@ -25,7 +26,6 @@ local REFACTOR_EACH = 'refactorLsp.refactorEach' -- one instruction for each def
 local APPLY = 'refactorLsp.applySnippet' -- code from a chat or an agent merged into the definitions it names
 local CANCEL = 'refactorLsp.cancel'
 local SHOW_STATS = 'refactorLsp.showStats'
-local TOKEN_PREFIX = 'refactor-lsp/'
 
 ---@class refactor_lsp.Keymaps
 ---@field prompt? string|false  free-form instruction prompt (normal and visual mode)
@@ -53,15 +53,6 @@ local defaults = {
 
 M.options = vim.deepcopy(defaults)
 
--- Progress of running refactors (by progress token) and the last outcome, for the statusline.
-local state = {
-  running = {}, ---@type table<string, {percentage?: integer, rate?: number, done?: integer, total?: integer, seq: integer, client_id?: integer}>
-  seq = 0,
-  last = nil, ---@type {stats?: table, status?: string, message?: string}?
-}
-
-local group = api.nvim_create_augroup('refactor_lsp', { clear = true })
-
 -- Helpers ------------------------------------------------------------------------------------
 
 --- Settings go out as JSON: an empty Lua table would become a list, so empty maps become dicts.
@@ -79,13 +70,6 @@ local function normalize(value, key)
     out[k] = normalize(v, type(k) == 'string' and k or nil)
   end
   return out
-end
-
-local function redraw()
-  vim.schedule(function()
-    pcall(vim.cmd.redrawstatus)
-    api.nvim_exec_autocmds('User', { pattern = 'RefactorLspStatus', modeline = false })
-  end)
 end
 
 --- Ours by the name it was configured under: any server can advertise `refactorLsp.refactor`, and
@@ -268,164 +252,20 @@ function M._on_command_result(err, result, ctx)
   if (command ~= REFACTOR and command ~= REFACTOR_EACH and command ~= APPLY) or type(result) ~= 'table' then
     return
   end
-  local status = result.status
-  if status == 'busy' or status == 'started' then
+  if result.status == 'busy' or result.status == 'started' then
     return -- busy: the server said so, and the running refactor keeps the statusline
   end
-  state.last = {
-    status = status,
-    message = result.message,
-    stats = type(result.stats) == 'table' and result.stats or nil,
-  }
-  redraw()
+  status.record(result)
 end
 
-function M._on_stats(_, params, _)
-  if type(params) ~= 'table' then
-    return
-  end
-  -- The command's reply (with its status) normally follows; until then, judge by `applied`.
-  state.last = { stats = params, status = params.applied == false and 'not applied' or nil }
-  redraw()
-end
+--- `refactorLsp/stats` and `refactorLsp/progress`: for the statusline (status.lua).
+M._on_stats = status.on_stats
+M._on_progress = status.on_progress
 
-local function number(v)
-  return type(v) == 'number' and v or nil
-end
-
---- The running refactor of `token`, created if new, made the most recent.
-local function running(token, client_id)
-  state.seq = state.seq + 1
-  local entry = state.running[token] or { percentage = 0 }
-  entry.seq = state.seq
-  entry.client_id = client_id or entry.client_id
-  state.running[token] = entry
-  return entry
-end
-
---- `refactorLsp/progress`: the live figures as fields (`percentage`, `tokens_per_s`, ...); the
---- `message` is for display elsewhere and never read here.
-function M._on_progress(_, params, ctx)
-  if type(params) ~= 'table' or type(params.token) ~= 'string' or not state.running[params.token] then
-    return -- unknown token: not begun, or already ended
-  end
-  local entry = running(params.token, ctx and ctx.client_id)
-  entry.percentage = number(params.percentage) or entry.percentage
-  entry.rate = number(params.tokens_per_s) or entry.rate
-  entry.done = number(params.done) or entry.done -- a batch's: definitions finished, of `total`
-  entry.total = number(params.total) or entry.total
-  redraw()
-end
-
--- `$/progress` says when a refactor begins and ends (its figures come from `refactorLsp/progress`).
-api.nvim_create_autocmd('LspProgress', {
-  group = group,
-  desc = 'refactor-lsp: track running refactors for the statusline',
-  callback = function(ev)
-    local params = ev.data and ev.data.params
-    local token = params and params.token
-    if type(token) ~= 'string' or token:sub(1, #TOKEN_PREFIX) ~= TOKEN_PREFIX then
-      return
-    end
-    local kind = (params.value or {}).kind
-    if kind == 'end' then
-      state.running[token] = nil
-    elseif kind == 'begin' then
-      running(token, ev.data.client_id)
-    else
-      return
-    end
-    redraw()
-  end,
-})
-
-api.nvim_create_autocmd('LspDetach', {
-  group = group,
-  desc = 'refactor-lsp: forget the progress of a server that stopped',
-  callback = function(ev)
-    local client = vim.lsp.get_client_by_id(ev.data.client_id)
-    if client and not client:is_stopped() and next(client.attached_buffers) ~= nil then
-      return -- still serving other buffers
-    end
-    for token, entry in pairs(state.running) do
-      if entry.client_id == ev.data.client_id then
-        state.running[token] = nil
-      end
-    end
-    redraw()
-  end,
-})
-
--- Statusline ---------------------------------------------------------------------------------
-
-local OUTCOMES = {
-  unchanged = 'no changes',
-  partial = 'partly applied',
-  stale = 'stale, not applied',
-  rejected = 'not applied',
-  ['not applied'] = 'not applied',
-  unconfirmed = 'unconfirmed',
-  cancelled = 'cancelled',
-  error = 'failed',
-}
-
---- The running refactor's progress and the last refactor's outcome, for statusline components.
----@alias refactor_lsp.Last {status?: string, message?: string, stats?: table}
----@return {running: boolean, percentage?: integer, rate?: number, done?: integer, total?: integer, last?: refactor_lsp.Last}
-function M.status()
-  local current
-  for _, entry in pairs(state.running) do
-    if not current or entry.seq > current.seq then
-      current = entry
-    end
-  end
-  local last = state.last and { status = state.last.status, message = state.last.message, stats = state.last.stats }
-  if current then
-    local s = { running = true, percentage = current.percentage, rate = current.rate, last = last }
-    s.done, s.total = current.done, current.total
-    return s
-  end
-  return { running = false, last = last }
-end
-
---- `⟳ refactor 42% 180 tok/s` while running (the progress fields; a batch's with the definitions done,
---- `⟳ refactor 3/12 42% 310 tok/s`); `refactor 196 tok/s · 88% accepted` after (the server's
---- `status_text`), with the outcome when nothing was applied. In statusline syntax: each `%` is
---- `%%`, so a statusline that evaluates it (lualine, `%{%...%}`) shows the text as it is and never
---- runs a `%{expr}` that a server sent.
----@return string
-function M.statusline()
-  return (M.status_text():gsub('%%', '%%%%'))
-end
-
---- What `statusline()` shows, as plain text (for a component that does not evaluate `%` items).
----@return string
-function M.status_text()
-  local s = M.status()
-  if s.running then
-    local parts = { '⟳ refactor' }
-    if s.total and s.done then
-      parts[#parts + 1] = ('%d/%d'):format(s.done, s.total)
-    end
-    if s.percentage then
-      parts[#parts + 1] = ('%d%%'):format(s.percentage)
-    end
-    if s.rate then
-      parts[#parts + 1] = ('%d tok/s'):format(math.floor(s.rate + 0.5))
-    end
-    return table.concat(parts, ' ')
-  end
-  local last = s.last
-  if not last then
-    return ''
-  end
-  local text = last.stats and last.stats.status_text -- the server's short text, e.g. `196 tok/s · 88% accepted`
-  local outcome = last.status and OUTCOMES[last.status]
-  if type(text) ~= 'string' or text == '' then
-    return outcome and 'refactor ' .. outcome or 'refactor'
-  end
-  return 'refactor ' .. text .. (outcome and ' · ' .. outcome or '')
-end
+-- Statusline: status.lua owns it; these are the plugin's names for it.
+M.status = status.status
+M.statusline = status.statusline
+M.status_text = status.status_text
 
 -- Setup --------------------------------------------------------------------------------------
 
