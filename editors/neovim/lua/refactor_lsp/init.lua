@@ -1,5 +1,6 @@
 --- refactor-lsp for Neovim 0.11+: setup, a prompt for free-form instructions, the code-action menu
---- filtered to our kind, commands and a statusline component (status.lua).
+--- filtered to our kind, commands, a review of each change before it is applied (review.lua) and a
+--- statusline component (status.lua).
 ---
 --- Which channel says what (so nothing is shown twice):
 ---   * every outcome of a refactor (the speed summary, "the buffer changed ... nothing was applied",
@@ -17,6 +18,7 @@ local M = {}
 local api = vim.api
 local ranges = require('refactor_lsp.ranges')
 local status = require('refactor_lsp.status')
+local review = require('refactor_lsp.review')
 
 M.name = 'refactor_lsp'
 M.kind = 'refactor.rewrite.prediction'
@@ -24,6 +26,7 @@ M.kind = 'refactor.rewrite.prediction'
 local REFACTOR = 'refactorLsp.refactor'
 local REFACTOR_EACH = 'refactorLsp.refactorEach' -- one instruction for each definition, at once, as one edit
 local APPLY = 'refactorLsp.applySnippet' -- code from a chat or an agent merged into the definitions it names
+local APPLY_CHANGES = 'refactorLsp.applyChanges' -- what a review kept (review.lua)
 local CANCEL = 'refactorLsp.cancel'
 local SHOW_STATS = 'refactorLsp.showStats'
 
@@ -32,6 +35,7 @@ local SHOW_STATS = 'refactorLsp.showStats'
 ---@field actions? string|false code-action menu filtered to refactor.rewrite.prediction
 ---@field each? string|false    one instruction for each definition: of the file (normal), of the selection (visual)
 ---@field apply? string|false   apply the `+` register's code (:RefactorApply): at the cursor (normal), the selection (visual)
+---@field review? string|false  free-form instruction, each change reviewed before it is applied (:RefactorReview)
 
 ---@class refactor_lsp.Options
 ---@field cmd? string[]                  the server command (default: { 'refactor-lsp' })
@@ -40,15 +44,23 @@ local SHOW_STATS = 'refactorLsp.showStats'
 ---@field enable? boolean                call vim.lsp.enable (default: true)
 ---@field lsp? vim.lsp.Config            more fields for vim.lsp.config (filetypes, cmd_env, ...)
 ---@field prompt? string                 the vim.ui.input prompt
+---@field review_keys? refactor_lsp.ReviewKeys  the keys while a review is open (review.lua's defaults)
 
 ---@type refactor_lsp.Options
 local defaults = {
   cmd = nil,
   settings = nil,
-  keymaps = { prompt = '<leader>rp', actions = '<leader>ra', each = '<leader>re', apply = '<leader>rv' },
+  keymaps = {
+    prompt = '<leader>rp',
+    actions = '<leader>ra',
+    each = '<leader>re',
+    apply = '<leader>rv',
+    review = '<leader>rr',
+  },
   enable = true,
   lsp = {},
   prompt = 'Refactor (instruction): ',
+  review_keys = review.default_keys,
 }
 
 M.options = vim.deepcopy(defaults)
@@ -100,26 +112,44 @@ end
 
 -- Running a refactor -------------------------------------------------------------------------
 
-local function execute(command, arguments, bufnr)
+--- Send `command`; with `reviewed`, as a review (`review: "changes"`): the changes the server offers
+--- are shown in the buffer (review.lua) against the text the request went out with.
+local function execute(command, arguments, bufnr, reviewed)
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
-  client:request('workspace/executeCommand', { command = command, arguments = arguments }, M._on_command_result, bufnr)
+  local handler = M._on_command_result
+  if reviewed then
+    arguments[1].review = 'changes'
+    local snapshot = review.snapshot(bufnr)
+    handler = function(err, result, ctx)
+      M._on_command_result(err, result, ctx)
+      if not err and type(result) == 'table' and result.status == 'review' and type(result.review) == 'table' then
+        review.open(bufnr, client, result.review, snapshot, M._on_command_result)
+      end
+    end
+  end
+  client:request('workspace/executeCommand', { command = command, arguments = arguments }, handler, bufnr)
 end
+
+---@class refactor_lsp.RunOptions
+---@field review? boolean  show each change in the buffer to keep or drop before anything is applied
 
 --- Run `refactorLsp.refactor` with a free-form instruction.
 ---@param instruction string
 ---@param range? lsp.Range  default: the cursor (the enclosing block)
 ---@param bufnr? integer
-function M.refactor(instruction, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.refactor(instruction, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
   range = range or ranges.cursor(bufnr, client.offset_encoding)
-  execute(REFACTOR, { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } }, bufnr)
+  local arguments = { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } }
+  execute(REFACTOR, arguments, bufnr, opts and opts.review)
 end
 
 --- Run `refactorLsp.refactorEach`: `instruction` for each definition `range` touches, or without a
@@ -128,11 +158,12 @@ end
 ---@param instruction string
 ---@param range? lsp.Range
 ---@param bufnr? integer
-function M.refactor_each(instruction, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.refactor_each(instruction, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local batch = { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction }
   batch.targets = range and 'selection' or 'file'
-  execute(REFACTOR_EACH, { batch }, bufnr)
+  execute(REFACTOR_EACH, { batch }, bufnr, opts and opts.review)
 end
 
 --- Run `refactorLsp.applySnippet`: the code in `register` (default `+`, the clipboard) merged into the
@@ -141,7 +172,8 @@ end
 ---@param register? string
 ---@param range? lsp.Range
 ---@param bufnr? integer
-function M.apply(register, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.apply(register, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
@@ -158,10 +190,11 @@ function M.apply(register, range, bufnr)
     )
   end
   range = range or ranges.visual(bufnr, client.offset_encoding) or ranges.cursor(bufnr, client.offset_encoding)
-  execute(APPLY, { { uri = vim.uri_from_bufnr(bufnr), snippet = snippet, range = range } }, bufnr)
+  local arguments = { { uri = vim.uri_from_bufnr(bufnr), snippet = snippet, range = range } }
+  execute(APPLY, arguments, bufnr, opts and opts.review)
 end
 
---- `:[range]RefactorApply [register]`.
+--- `:[range]RefactorApply[!] [register]` (`!`: review each change first).
 ---@param cmd vim.api.keyset.create_user_command.command_args
 function M.apply_command(cmd)
   local bufnr = api.nvim_get_current_buf()
@@ -169,12 +202,13 @@ function M.apply_command(cmd)
   if not client then
     return no_client()
   end
-  M.apply(vim.trim(cmd.args), ranges.command(bufnr, cmd, client.offset_encoding), bufnr)
+  M.apply(vim.trim(cmd.args), ranges.command(bufnr, cmd, client.offset_encoding), bufnr, { review = cmd.bang })
 end
 
 --- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor;
---- with `each`, each definition of the selection, or of the file when nothing is selected.
----@param opts? {instruction?: string, range?: lsp.Range, each?: boolean}
+--- with `each`, each definition of the selection, or of the file when nothing is selected; with
+--- `review`, each change shown to keep or drop before anything is applied.
+---@param opts? {instruction?: string, range?: lsp.Range, each?: boolean, review?: boolean}
 function M.prompt(opts)
   opts = opts or {}
   local bufnr = api.nvim_get_current_buf()
@@ -189,7 +223,7 @@ function M.prompt(opts)
   local refactor = opts.each and M.refactor_each or M.refactor
   local function run(instruction)
     if instruction and instruction:match('%S') then
-      refactor(vim.trim(instruction), range, bufnr)
+      refactor(vim.trim(instruction), range, bufnr, { review = opts.review })
     end
   end
   if opts.instruction and opts.instruction:match('%S') then
@@ -207,23 +241,30 @@ function M.code_actions()
   vim.lsp.buf.code_action({ context = { only = { M.kind } } })
 end
 
---- `:[range]RefactorPredict [instruction]`; with `each`, `:[range]RefactorEach [instruction]`: each
---- definition of the range's lines, or of the file without a range.
+--- `:[range]RefactorPredict[!] [instruction]`; with `each`, `:[range]RefactorEach[!] [instruction]`:
+--- each definition of the range's lines, or of the file without a range. `!` (or `reviewed`, for
+--- `:RefactorReview`): each change reviewed in the buffer before anything is applied.
 ---@param cmd vim.api.keyset.create_user_command.command_args
 ---@param each? boolean
-function M.command(cmd, each)
+---@param reviewed? boolean
+function M.command(cmd, each, reviewed)
   local bufnr = api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
-  M.prompt({ instruction = cmd.args, range = ranges.command(bufnr, cmd, client.offset_encoding), each = each })
+  local range = ranges.command(bufnr, cmd, client.offset_encoding)
+  M.prompt({ instruction = cmd.args, range = range, each = each, review = reviewed or cmd.bang })
 end
 
 --- Cancel the refactor running on the current buffer (`all`: on every buffer).
 ---@param all? boolean
 function M.cancel(all)
   local bufnr = api.nvim_get_current_buf()
+  -- A review open here ends with it (the server drops it on the same cancel).
+  for _, buf in ipairs(all and api.nvim_list_bufs() or { bufnr }) do
+    review.close(buf, 'cancelled')
+  end
   execute(CANCEL, all and {} or { { uri = vim.uri_from_bufnr(bufnr) } }, bufnr)
 end
 
@@ -249,7 +290,8 @@ function M._on_command_result(err, result, ctx)
     vim.notify(('refactor-lsp: %s failed: %s'):format(command or 'command', err.message), vim.log.levels.ERROR)
     return
   end
-  if (command ~= REFACTOR and command ~= REFACTOR_EACH and command ~= APPLY) or type(result) ~= 'table' then
+  local requests = { [REFACTOR] = true, [REFACTOR_EACH] = true, [APPLY] = true, [APPLY_CHANGES] = true }
+  if not requests[command] or type(result) ~= 'table' then
     return
   end
   if result.status == 'busy' or result.status == 'started' then
@@ -305,6 +347,11 @@ local function set_keymaps(bufnr)
       M.apply()
     end, 'refactor-lsp: apply the clipboard\'s code (the + register)')
   end
+  if keys.review then
+    map_unless_taken(bufnr, keys.review, function()
+      M.prompt({ review = true })
+    end, 'refactor-lsp: refactor with an instruction, each change reviewed before it is applied')
+  end
 end
 
 --- Configure and enable the server, and add keymaps to the buffers it attaches to.
@@ -315,7 +362,9 @@ function M.setup(opts)
   if type(opts.keymaps) == 'table' then
     options.keymaps = vim.tbl_extend('force', defaults.keymaps, opts.keymaps)
   end
+  options.review_keys = vim.tbl_extend('force', review.default_keys, opts.review_keys or {})
   M.options = options
+  review.keys = options.review_keys
 
   local config = vim.deepcopy(options.lsp or {})
   if options.cmd then

@@ -114,6 +114,7 @@ api.nvim_create_autocmd('LspDetach', {
 -- The texts ------------------------------------------------------------------------------------
 
 local OUTCOMES = {
+  review = 'in review',
   unchanged = 'no changes',
   partial = 'partly applied',
   stale = 'stale, not applied',
