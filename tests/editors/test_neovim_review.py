@@ -330,3 +330,50 @@ def test_checkhealth_says_review_is_available_and_its_keys(tmp_path: Path, fake:
     assert "OK review is available: the server offers refactorLsp.applyChanges" in health, health
     assert re.search(r"OK keys while reviewing: \]c next change, \[c previous change, gk keep, gn drop", health), health
     assert re.search(r"OK keymaps in this buffer: <leader>rp .*<leader>rr ", health), health
+
+
+ASTRAL = """import os
+
+
+def load(path):
+    data = open(path).read()  # 😀 data
+    note = "𝒳 data 😀"; print(data)
+
+    return parse(data)
+"""
+
+
+def test_changes_after_astral_characters_in_a_crlf_file_show_and_apply_exactly(
+    tmp_path: Path, fake: FakeBackend
+) -> None:
+    """The changes' offsets count code points of the text the server has (CRLF line ends, astral characters
+    that are 4 bytes in the buffer, 2 units in UTF-16): the new lines shown must be the answer's own."""
+    path = write_source(tmp_path, "")
+    path.write_bytes(ASTRAL.replace("\n", "\r\n").encode("utf-8"))
+    data = run_nvim(
+        tmp_path,
+        f"""
+  local buf = H.open({json.dumps(str(path))})
+  {COUNT_EDITS}
+  H.mark('fileformat', vim.bo[buf].fileformat)
+  H.cursor_at('data = open')
+  vim.cmd('RefactorReview rename data to content')
+  {OPENED}
+  H.mark('shown', H.virtual_lines(buf))
+  H.keys('gn')  -- drop change 1
+  H.keys('gy')  -- keep change 2
+  H.keys('ga')
+  H.wait(function() return plugin.status().last.status == 'applied' end, 'the kept change applied')
+  H.mark('lines', H.lines(buf))
+""",
+        editor_settings(fake),
+    )
+    marks = data["marks"]
+    assert marks["fileformat"] == "dos"
+    assert [t for t in shown(data, "shown") if not t.startswith(("refactor-lsp review", "change "))] == [
+        "    content = open(path).read()  # 😀 content",
+        '    note = "𝒳 content 😀"; print(content)',
+        "    return parse(content)",
+    ]
+    assert text(marks["lines"]) == ASTRAL.replace("return parse(data)", "return parse(content)")
+    assert path.read_bytes() == ASTRAL.replace("\n", "\r\n").encode("utf-8")  # the buffer's, not written
