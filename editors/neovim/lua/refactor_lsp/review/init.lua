@@ -130,11 +130,11 @@ local function jump(review, change)
     end
   end
   api.nvim_win_set_cursor(win, { row + 1, 0 })
-  if row == 0 then -- the hint and the header sit above line 1: shown as filler at the top
-    api.nvim_win_call(win, function()
-      vim.fn.winrestview({ topline = 1, topfill = 2 })
-    end)
-  end
+  api.nvim_win_call(win, function()
+    if vim.fn.line('w0') == row + 1 then -- the change's first line at the top: its header above it, in view
+      vim.fn.winrestview({ topline = row + 1, topfill = change == review.changes[1] and 2 or 1 })
+    end
+  end)
 end
 
 --- The change at the cursor: the one whose lines hold it, else the first below it, else the last;
@@ -153,15 +153,22 @@ local function current(review)
   return #review.changes, review.changes[#review.changes], false
 end
 
+--- The next change that starts below the cursor (`step` 1), or the previous one that starts above it
+--- (-1), wrapping around, as gitsigns moves between hunks.
 local function move(review, step)
-  local index, _, inside = current(review)
-  if not index then
+  local count = #review.changes
+  if count == 0 then
     return
   end
-  if step < 0 or inside then
-    index = index + step
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local first, last = step > 0 and 1 or count, step > 0 and count or 1
+  for index = first, last, step do
+    local start = changes.rows(review.bufnr, anchors, review.changes[index])
+    if step > 0 and start > row or step < 0 and start < row then
+      return jump(review, review.changes[index])
+    end
   end
-  jump(review, review.changes[(index - 1) % #review.changes + 1])
+  jump(review, review.changes[first])
 end
 
 --- Decide the change at the cursor, then go on to the next one still undecided (as `git add -p` goes).
