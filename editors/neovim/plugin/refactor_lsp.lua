@@ -9,7 +9,16 @@ vim.api.nvim_create_user_command('RefactorPredict', function(cmd)
 end, {
   nargs = '*',
   range = true,
-  desc = 'refactor-lsp: rewrite the range (or the block at the cursor) following an instruction',
+  bang = true,
+  desc = 'refactor-lsp: rewrite the range (or the block at the cursor) following an instruction (!: review each change)',
+})
+
+vim.api.nvim_create_user_command('RefactorReview', function(cmd)
+  require('refactor_lsp').command(cmd, false, true)
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'refactor-lsp: as :RefactorPredict, each change shown in the buffer to keep or drop before it is applied',
 })
 
 vim.api.nvim_create_user_command('RefactorEach', function(cmd)
@@ -17,7 +26,8 @@ vim.api.nvim_create_user_command('RefactorEach', function(cmd)
 end, {
   nargs = '*',
   range = true,
-  desc = 'refactor-lsp: one instruction for each definition of the file (of the range, with one), at once, as one edit',
+  bang = true,
+  desc = 'refactor-lsp: one instruction for each definition of the file (of the range, with one), at once, as one edit (!: review each change)',
 })
 
 vim.api.nvim_create_user_command('RefactorApply', function(cmd)
@@ -25,7 +35,8 @@ vim.api.nvim_create_user_command('RefactorApply', function(cmd)
 end, {
   nargs = '?',
   range = true,
-  desc = 'refactor-lsp: merge the code in a register (default +, the clipboard) into the definitions it names',
+  bang = true,
+  desc = 'refactor-lsp: merge the code in a register (default +, the clipboard) into the definitions it names (!: review each change)',
 })
 
 vim.api.nvim_create_user_command('RefactorCancel', function(cmd)

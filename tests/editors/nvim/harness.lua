@@ -56,6 +56,47 @@ function H.statusline()
   return vim.api.nvim_eval_statusline(require('refactor_lsp').statusline(), { maxwidth = 1000 }).str
 end
 
+--- The virtual lines drawn in a buffer (a review's hint, headers and new lines), top to bottom as the
+--- screen shows them: `{row, above, text}` (row 0-based; the text as shown, its padding on the right
+--- dropped).
+function H.virtual_lines(bufnr)
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(bufnr or 0, -1, 0, -1, { details = true })) do
+    local details = mark[4]
+    for _, line in ipairs(details.virt_lines or {}) do
+      local text = ''
+      for _, chunk in ipairs(line) do
+        text = text .. chunk[1]
+      end
+      local above = details.virt_lines_above or false
+      out[#out + 1] = { row = mark[2], above = above, text = (text:gsub('%s+$', '')), order = #out }
+    end
+  end
+  table.sort(out, function(a, b)
+    if a.row ~= b.row then
+      return a.row < b.row
+    elseif a.above ~= b.above then
+      return a.above -- above its line, then below it
+    end
+    return a.order < b.order
+  end)
+  for _, line in ipairs(out) do
+    line.order = nil
+  end
+  return out
+end
+
+--- The rows (0-based) a highlight group colours whole (`line_hl_group`), in order.
+function H.highlighted_rows(bufnr, group)
+  local rows = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(bufnr or 0, -1, 0, -1, { details = true })) do
+    if mark[4].line_hl_group == group then
+      rows[#rows + 1] = mark[2]
+    end
+  end
+  return rows
+end
+
 --- Notifications whose text contains `needle` (plain).
 function H.notified(needle)
   local found = {}

@@ -1,5 +1,6 @@
 --- :checkhealth refactor_lsp — the server executable, its version, and `refactor-lsp check`
---- (config valid, backend reachable, prediction accepted) run with the settings Neovim sends.
+--- (config valid, backend reachable, prediction accepted) run with the settings Neovim sends; whether
+--- the running server offers a review (:RefactorReview), and the keys mapped.
 local M = {}
 
 local health = vim.health
@@ -66,21 +67,86 @@ local function report(line, advice, failed)
   end
 end
 
-function M.check()
-  health.start('refactor-lsp: Neovim')
-  if vim.fn.has('nvim-0.11') == 1 then
-    health.ok(('Neovim %s'):format(tostring(vim.version())))
-  else
-    health.error('Neovim 0.11 or newer is needed (vim.lsp.config / vim.lsp.enable)')
-    return
+--- The buffer you ran :checkhealth from (it opens its own buffer, in a tab of its own unless there
+--- was nothing to replace), else one the server is attached to.
+---@return integer?
+local function your_buffer()
+  local tab = vim.fn.tabpagenr('#')
+  local candidates = {}
+  if tab > 0 then
+    candidates[1] = vim.fn.winbufnr(vim.fn.win_getid(vim.fn.tabpagewinnr(tab), tab))
   end
+  candidates[#candidates + 1] = vim.fn.bufnr('#')
+  for _, client in ipairs(vim.lsp.get_clients({ name = 'refactor_lsp' })) do
+    vim.list_extend(candidates, vim.tbl_keys(client.attached_buffers))
+  end
+  for _, bufnr in ipairs(candidates) do
+    if bufnr > 0 and require('refactor_lsp').client(bufnr) then
+      return bufnr
+    end
+  end
+end
 
-  health.start('refactor-lsp: server')
-  local config = vim.lsp.config.refactor_lsp
-  if not config then
-    health.error('no `refactor_lsp` LSP config', { 'put editors/neovim on the runtimepath (see :h refactor_lsp)' })
+--- Whether review is there (the server lists `refactorLsp.applyChanges` among its commands), its keys,
+--- and the plugin's keymaps in your buffer.
+local function review_and_keys()
+  health.start('refactor-lsp: review (:RefactorReview) and keys')
+  local plugin, review = require('refactor_lsp'), require('refactor_lsp.review')
+  local bufnr = your_buffer()
+  local client = bufnr and plugin.client(bufnr) or vim.lsp.get_clients({ name = 'refactor_lsp' })[1]
+  if not client then
+    health.info('no refactor-lsp server is running: open a file, then :checkhealth refactor_lsp says whether it offers review')
+  else
+    local commands = vim.tbl_get(client.server_capabilities or {}, 'executeCommandProvider', 'commands') or {}
+    if vim.tbl_contains(commands, 'refactorLsp.applyChanges') then
+      health.ok('review is available: the server offers refactorLsp.applyChanges')
+    else
+      health.warn('review is not available: this server does not offer refactorLsp.applyChanges', {
+        'update refactor-lsp (pip install -e . in its checkout), then restart it (:lsp restart or reopen Neovim)',
+      })
+    end
+  end
+  local keys = {}
+  for _, entry in ipairs(review.key_list()) do
+    keys[#keys + 1] = ('%s %s'):format(entry.lhs, entry.words)
+  end
+  health.ok('keys while reviewing: ' .. (#keys > 0 and table.concat(keys, ', ') or 'none (review_keys all false)'))
+  local keymaps = plugin.options.keymaps
+  if not keymaps then
+    health.info('no keymaps: setup({ keymaps = false })')
     return
   end
+  if not bufnr then
+    return health.info('keymaps are set in the buffers the server attaches to; none is open')
+  end
+  local ours, taken = {}, {}
+  for _, name in ipairs({ 'prompt', 'actions', 'each', 'apply', 'review' }) do
+    local lhs = keymaps[name]
+    if lhs then
+      local map = vim.api.nvim_buf_call(bufnr, function()
+        return vim.fn.maparg(lhs, 'n', false, true)
+      end)
+      if vim.startswith(map.desc or '', 'refactor-lsp: ') then
+        ours[#ours + 1] = ('%s %s'):format(lhs, name)
+      elseif next(map) ~= nil then
+        taken[#taken + 1] = lhs
+      end
+    end
+  end
+  if #ours > 0 then
+    health.ok('keymaps in this buffer: ' .. table.concat(ours, ', '))
+  else
+    health.info('no keymaps of the plugin in this buffer (without setup(), only the commands)')
+  end
+  if #taken > 0 then
+    health.info('left to your own mappings: ' .. table.concat(taken, ', '))
+  end
+end
+
+--- The server: found, its version, running. Returns the command of its other subcommands and how to
+--- run them, or nil when it cannot run.
+local function server(config)
+  health.start('refactor-lsp: server')
   local cmd = config.cmd
   if type(cmd) ~= 'table' or not cmd[1] then
     health.warn('the server command is not a list of words; cannot check it from here')
@@ -101,7 +167,6 @@ function M.check()
   -- program or `lsp_server/` package would run instead.
   local here = config.cmd_cwd or vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
   local opts = { env = config.cmd_env, cwd = here }
-  local workspace = root_dir(config)
   local shown = table.concat(cmd, ' ')
   local version_cmd = vim.list_extend(vim.deepcopy(cmd), { '--version' })
   local version = run(version_cmd, vim.tbl_extend('force', opts, { timeout = 15000 }))
@@ -122,9 +187,13 @@ function M.check()
   else
     health.info("not enabled: call require('refactor_lsp').setup() or vim.lsp.enable('refactor_lsp')")
   end
+  return cmd, opts
+end
 
+--- `refactor-lsp check` with your settings for the buffer's project: config, backend, prediction.
+local function backend(config, cmd, opts)
   health.start('refactor-lsp: config and backend (`refactor-lsp check`)')
-  local args = vim.list_extend(vim.deepcopy(cmd), { 'check', '--workspace', workspace })
+  local args = vim.list_extend(vim.deepcopy(cmd), { 'check', '--workspace', root_dir(config) })
   local json = settings_json(config)
   local check_opts = opts
   if json then
@@ -173,6 +242,27 @@ function M.check()
       'fix the problem above, then run :checkhealth refactor_lsp again',
     })
   end
+end
+
+function M.check()
+  health.start('refactor-lsp: Neovim')
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok(('Neovim %s'):format(tostring(vim.version())))
+  else
+    health.error('Neovim 0.11 or newer is needed (vim.lsp.config / vim.lsp.enable)')
+    return
+  end
+  local config = vim.lsp.config.refactor_lsp
+  if not config then
+    health.start('refactor-lsp: server')
+    health.error('no `refactor_lsp` LSP config', { 'put editors/neovim on the runtimepath (see :h refactor_lsp)' })
+    return
+  end
+  local cmd, opts = server(config)
+  if cmd then
+    backend(config, cmd, opts)
+  end
+  review_and_keys()
 end
 
 return M

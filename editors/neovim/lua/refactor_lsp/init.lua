@@ -1,5 +1,6 @@
 --- refactor-lsp for Neovim 0.11+: setup, a prompt for free-form instructions, the code-action menu
---- filtered to our kind, commands and a statusline component.
+--- filtered to our kind, commands, a review of each change before it is applied (review.lua) and a
+--- statusline component (status.lua).
 ---
 --- Which channel says what (so nothing is shown twice):
 ---   * every outcome of a refactor (the speed summary, "the buffer changed ... nothing was applied",
@@ -16,6 +17,8 @@ local M = {}
 
 local api = vim.api
 local ranges = require('refactor_lsp.ranges')
+local status = require('refactor_lsp.status')
+local review = require('refactor_lsp.review')
 
 M.name = 'refactor_lsp'
 M.kind = 'refactor.rewrite.prediction'
@@ -23,15 +26,16 @@ M.kind = 'refactor.rewrite.prediction'
 local REFACTOR = 'refactorLsp.refactor'
 local REFACTOR_EACH = 'refactorLsp.refactorEach' -- one instruction for each definition, at once, as one edit
 local APPLY = 'refactorLsp.applySnippet' -- code from a chat or an agent merged into the definitions it names
+local APPLY_CHANGES = 'refactorLsp.applyChanges' -- what a review kept (review.lua)
 local CANCEL = 'refactorLsp.cancel'
 local SHOW_STATS = 'refactorLsp.showStats'
-local TOKEN_PREFIX = 'refactor-lsp/'
 
 ---@class refactor_lsp.Keymaps
 ---@field prompt? string|false  free-form instruction prompt (normal and visual mode)
 ---@field actions? string|false code-action menu filtered to refactor.rewrite.prediction
 ---@field each? string|false    one instruction for each definition: of the file (normal), of the selection (visual)
 ---@field apply? string|false   apply the `+` register's code (:RefactorApply): at the cursor (normal), the selection (visual)
+---@field review? string|false  free-form instruction, each change reviewed before it is applied (:RefactorReview)
 
 ---@class refactor_lsp.Options
 ---@field cmd? string[]                  the server command (default: { 'refactor-lsp' })
@@ -40,27 +44,26 @@ local TOKEN_PREFIX = 'refactor-lsp/'
 ---@field enable? boolean                call vim.lsp.enable (default: true)
 ---@field lsp? vim.lsp.Config            more fields for vim.lsp.config (filetypes, cmd_env, ...)
 ---@field prompt? string                 the vim.ui.input prompt
+---@field review_keys? refactor_lsp.ReviewKeys  the keys while a review is open (review.lua's defaults)
 
 ---@type refactor_lsp.Options
 local defaults = {
   cmd = nil,
   settings = nil,
-  keymaps = { prompt = '<leader>rp', actions = '<leader>ra', each = '<leader>re', apply = '<leader>rv' },
+  keymaps = {
+    prompt = '<leader>rp',
+    actions = '<leader>ra',
+    each = '<leader>re',
+    apply = '<leader>rv',
+    review = '<leader>rr',
+  },
   enable = true,
   lsp = {},
   prompt = 'Refactor (instruction): ',
+  review_keys = review.default_keys,
 }
 
 M.options = vim.deepcopy(defaults)
-
--- Progress of running refactors (by progress token) and the last outcome, for the statusline.
-local state = {
-  running = {}, ---@type table<string, {percentage?: integer, rate?: number, done?: integer, total?: integer, seq: integer, client_id?: integer}>
-  seq = 0,
-  last = nil, ---@type {stats?: table, status?: string, message?: string}?
-}
-
-local group = api.nvim_create_augroup('refactor_lsp', { clear = true })
 
 -- Helpers ------------------------------------------------------------------------------------
 
@@ -79,13 +82,6 @@ local function normalize(value, key)
     out[k] = normalize(v, type(k) == 'string' and k or nil)
   end
   return out
-end
-
-local function redraw()
-  vim.schedule(function()
-    pcall(vim.cmd.redrawstatus)
-    api.nvim_exec_autocmds('User', { pattern = 'RefactorLspStatus', modeline = false })
-  end)
 end
 
 --- Ours by the name it was configured under: any server can advertise `refactorLsp.refactor`, and
@@ -116,26 +112,44 @@ end
 
 -- Running a refactor -------------------------------------------------------------------------
 
-local function execute(command, arguments, bufnr)
+--- Send `command`; with `reviewed`, as a review (`review: "changes"`): the changes the server offers
+--- are shown in the buffer (review.lua) against the text the request went out with.
+local function execute(command, arguments, bufnr, reviewed)
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
-  client:request('workspace/executeCommand', { command = command, arguments = arguments }, M._on_command_result, bufnr)
+  local handler = M._on_command_result
+  if reviewed then
+    arguments[1].review = 'changes'
+    local snapshot = review.snapshot(bufnr)
+    handler = function(err, result, ctx)
+      M._on_command_result(err, result, ctx)
+      if not err and type(result) == 'table' and result.status == 'review' and type(result.review) == 'table' then
+        review.open(bufnr, client, result.review, snapshot, M._on_command_result)
+      end
+    end
+  end
+  client:request('workspace/executeCommand', { command = command, arguments = arguments }, handler, bufnr)
 end
+
+---@class refactor_lsp.RunOptions
+---@field review? boolean  show each change in the buffer to keep or drop before anything is applied
 
 --- Run `refactorLsp.refactor` with a free-form instruction.
 ---@param instruction string
 ---@param range? lsp.Range  default: the cursor (the enclosing block)
 ---@param bufnr? integer
-function M.refactor(instruction, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.refactor(instruction, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
   range = range or ranges.cursor(bufnr, client.offset_encoding)
-  execute(REFACTOR, { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } }, bufnr)
+  local arguments = { { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction } }
+  execute(REFACTOR, arguments, bufnr, opts and opts.review)
 end
 
 --- Run `refactorLsp.refactorEach`: `instruction` for each definition `range` touches, or without a
@@ -144,11 +158,12 @@ end
 ---@param instruction string
 ---@param range? lsp.Range
 ---@param bufnr? integer
-function M.refactor_each(instruction, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.refactor_each(instruction, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local batch = { uri = vim.uri_from_bufnr(bufnr), range = range, instruction = instruction }
   batch.targets = range and 'selection' or 'file'
-  execute(REFACTOR_EACH, { batch }, bufnr)
+  execute(REFACTOR_EACH, { batch }, bufnr, opts and opts.review)
 end
 
 --- Run `refactorLsp.applySnippet`: the code in `register` (default `+`, the clipboard) merged into the
@@ -157,7 +172,8 @@ end
 ---@param register? string
 ---@param range? lsp.Range
 ---@param bufnr? integer
-function M.apply(register, range, bufnr)
+---@param opts? refactor_lsp.RunOptions
+function M.apply(register, range, bufnr, opts)
   bufnr = bufnr or api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
@@ -174,10 +190,11 @@ function M.apply(register, range, bufnr)
     )
   end
   range = range or ranges.visual(bufnr, client.offset_encoding) or ranges.cursor(bufnr, client.offset_encoding)
-  execute(APPLY, { { uri = vim.uri_from_bufnr(bufnr), snippet = snippet, range = range } }, bufnr)
+  local arguments = { { uri = vim.uri_from_bufnr(bufnr), snippet = snippet, range = range } }
+  execute(APPLY, arguments, bufnr, opts and opts.review)
 end
 
---- `:[range]RefactorApply [register]`.
+--- `:[range]RefactorApply[!] [register]` (`!`: review each change first).
 ---@param cmd vim.api.keyset.create_user_command.command_args
 function M.apply_command(cmd)
   local bufnr = api.nvim_get_current_buf()
@@ -185,12 +202,13 @@ function M.apply_command(cmd)
   if not client then
     return no_client()
   end
-  M.apply(vim.trim(cmd.args), ranges.command(bufnr, cmd, client.offset_encoding), bufnr)
+  M.apply(vim.trim(cmd.args), ranges.command(bufnr, cmd, client.offset_encoding), bufnr, { review = cmd.bang })
 end
 
 --- Ask for an instruction (vim.ui.input), then refactor the selection or the block at the cursor;
---- with `each`, each definition of the selection, or of the file when nothing is selected.
----@param opts? {instruction?: string, range?: lsp.Range, each?: boolean}
+--- with `each`, each definition of the selection, or of the file when nothing is selected; with
+--- `review`, each change shown to keep or drop before anything is applied.
+---@param opts? {instruction?: string, range?: lsp.Range, each?: boolean, review?: boolean}
 function M.prompt(opts)
   opts = opts or {}
   local bufnr = api.nvim_get_current_buf()
@@ -205,7 +223,7 @@ function M.prompt(opts)
   local refactor = opts.each and M.refactor_each or M.refactor
   local function run(instruction)
     if instruction and instruction:match('%S') then
-      refactor(vim.trim(instruction), range, bufnr)
+      refactor(vim.trim(instruction), range, bufnr, { review = opts.review })
     end
   end
   if opts.instruction and opts.instruction:match('%S') then
@@ -223,23 +241,30 @@ function M.code_actions()
   vim.lsp.buf.code_action({ context = { only = { M.kind } } })
 end
 
---- `:[range]RefactorPredict [instruction]`; with `each`, `:[range]RefactorEach [instruction]`: each
---- definition of the range's lines, or of the file without a range.
+--- `:[range]RefactorPredict[!] [instruction]`; with `each`, `:[range]RefactorEach[!] [instruction]`:
+--- each definition of the range's lines, or of the file without a range. `!` (or `reviewed`, for
+--- `:RefactorReview`): each change reviewed in the buffer before anything is applied.
 ---@param cmd vim.api.keyset.create_user_command.command_args
 ---@param each? boolean
-function M.command(cmd, each)
+---@param reviewed? boolean
+function M.command(cmd, each, reviewed)
   local bufnr = api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     return no_client()
   end
-  M.prompt({ instruction = cmd.args, range = ranges.command(bufnr, cmd, client.offset_encoding), each = each })
+  local range = ranges.command(bufnr, cmd, client.offset_encoding)
+  M.prompt({ instruction = cmd.args, range = range, each = each, review = reviewed or cmd.bang })
 end
 
 --- Cancel the refactor running on the current buffer (`all`: on every buffer).
 ---@param all? boolean
 function M.cancel(all)
   local bufnr = api.nvim_get_current_buf()
+  -- A review open here ends with it (the server drops it on the same cancel).
+  for _, buf in ipairs(all and api.nvim_list_bufs() or { bufnr }) do
+    review.close(buf, 'cancelled')
+  end
   execute(CANCEL, all and {} or { { uri = vim.uri_from_bufnr(bufnr) } }, bufnr)
 end
 
@@ -265,167 +290,24 @@ function M._on_command_result(err, result, ctx)
     vim.notify(('refactor-lsp: %s failed: %s'):format(command or 'command', err.message), vim.log.levels.ERROR)
     return
   end
-  if (command ~= REFACTOR and command ~= REFACTOR_EACH and command ~= APPLY) or type(result) ~= 'table' then
+  local requests = { [REFACTOR] = true, [REFACTOR_EACH] = true, [APPLY] = true, [APPLY_CHANGES] = true }
+  if not requests[command] or type(result) ~= 'table' then
     return
   end
-  local status = result.status
-  if status == 'busy' or status == 'started' then
+  if result.status == 'busy' or result.status == 'started' then
     return -- busy: the server said so, and the running refactor keeps the statusline
   end
-  state.last = {
-    status = status,
-    message = result.message,
-    stats = type(result.stats) == 'table' and result.stats or nil,
-  }
-  redraw()
+  status.record(result)
 end
 
-function M._on_stats(_, params, _)
-  if type(params) ~= 'table' then
-    return
-  end
-  -- The command's reply (with its status) normally follows; until then, judge by `applied`.
-  state.last = { stats = params, status = params.applied == false and 'not applied' or nil }
-  redraw()
-end
+--- `refactorLsp/stats` and `refactorLsp/progress`: for the statusline (status.lua).
+M._on_stats = status.on_stats
+M._on_progress = status.on_progress
 
-local function number(v)
-  return type(v) == 'number' and v or nil
-end
-
---- The running refactor of `token`, created if new, made the most recent.
-local function running(token, client_id)
-  state.seq = state.seq + 1
-  local entry = state.running[token] or { percentage = 0 }
-  entry.seq = state.seq
-  entry.client_id = client_id or entry.client_id
-  state.running[token] = entry
-  return entry
-end
-
---- `refactorLsp/progress`: the live figures as fields (`percentage`, `tokens_per_s`, ...); the
---- `message` is for display elsewhere and never read here.
-function M._on_progress(_, params, ctx)
-  if type(params) ~= 'table' or type(params.token) ~= 'string' or not state.running[params.token] then
-    return -- unknown token: not begun, or already ended
-  end
-  local entry = running(params.token, ctx and ctx.client_id)
-  entry.percentage = number(params.percentage) or entry.percentage
-  entry.rate = number(params.tokens_per_s) or entry.rate
-  entry.done = number(params.done) or entry.done -- a batch's: definitions finished, of `total`
-  entry.total = number(params.total) or entry.total
-  redraw()
-end
-
--- `$/progress` says when a refactor begins and ends (its figures come from `refactorLsp/progress`).
-api.nvim_create_autocmd('LspProgress', {
-  group = group,
-  desc = 'refactor-lsp: track running refactors for the statusline',
-  callback = function(ev)
-    local params = ev.data and ev.data.params
-    local token = params and params.token
-    if type(token) ~= 'string' or token:sub(1, #TOKEN_PREFIX) ~= TOKEN_PREFIX then
-      return
-    end
-    local kind = (params.value or {}).kind
-    if kind == 'end' then
-      state.running[token] = nil
-    elseif kind == 'begin' then
-      running(token, ev.data.client_id)
-    else
-      return
-    end
-    redraw()
-  end,
-})
-
-api.nvim_create_autocmd('LspDetach', {
-  group = group,
-  desc = 'refactor-lsp: forget the progress of a server that stopped',
-  callback = function(ev)
-    local client = vim.lsp.get_client_by_id(ev.data.client_id)
-    if client and not client:is_stopped() and next(client.attached_buffers) ~= nil then
-      return -- still serving other buffers
-    end
-    for token, entry in pairs(state.running) do
-      if entry.client_id == ev.data.client_id then
-        state.running[token] = nil
-      end
-    end
-    redraw()
-  end,
-})
-
--- Statusline ---------------------------------------------------------------------------------
-
-local OUTCOMES = {
-  unchanged = 'no changes',
-  partial = 'partly applied',
-  stale = 'stale, not applied',
-  rejected = 'not applied',
-  ['not applied'] = 'not applied',
-  unconfirmed = 'unconfirmed',
-  cancelled = 'cancelled',
-  error = 'failed',
-}
-
---- The running refactor's progress and the last refactor's outcome, for statusline components.
----@alias refactor_lsp.Last {status?: string, message?: string, stats?: table}
----@return {running: boolean, percentage?: integer, rate?: number, done?: integer, total?: integer, last?: refactor_lsp.Last}
-function M.status()
-  local current
-  for _, entry in pairs(state.running) do
-    if not current or entry.seq > current.seq then
-      current = entry
-    end
-  end
-  local last = state.last and { status = state.last.status, message = state.last.message, stats = state.last.stats }
-  if current then
-    local s = { running = true, percentage = current.percentage, rate = current.rate, last = last }
-    s.done, s.total = current.done, current.total
-    return s
-  end
-  return { running = false, last = last }
-end
-
---- `⟳ refactor 42% 180 tok/s` while running (the progress fields; a batch's with the definitions done,
---- `⟳ refactor 3/12 42% 310 tok/s`); `refactor 196 tok/s · 88% accepted` after (the server's
---- `status_text`), with the outcome when nothing was applied. In statusline syntax: each `%` is
---- `%%`, so a statusline that evaluates it (lualine, `%{%...%}`) shows the text as it is and never
---- runs a `%{expr}` that a server sent.
----@return string
-function M.statusline()
-  return (M.status_text():gsub('%%', '%%%%'))
-end
-
---- What `statusline()` shows, as plain text (for a component that does not evaluate `%` items).
----@return string
-function M.status_text()
-  local s = M.status()
-  if s.running then
-    local parts = { '⟳ refactor' }
-    if s.total and s.done then
-      parts[#parts + 1] = ('%d/%d'):format(s.done, s.total)
-    end
-    if s.percentage then
-      parts[#parts + 1] = ('%d%%'):format(s.percentage)
-    end
-    if s.rate then
-      parts[#parts + 1] = ('%d tok/s'):format(math.floor(s.rate + 0.5))
-    end
-    return table.concat(parts, ' ')
-  end
-  local last = s.last
-  if not last then
-    return ''
-  end
-  local text = last.stats and last.stats.status_text -- the server's short text, e.g. `196 tok/s · 88% accepted`
-  local outcome = last.status and OUTCOMES[last.status]
-  if type(text) ~= 'string' or text == '' then
-    return outcome and 'refactor ' .. outcome or 'refactor'
-  end
-  return 'refactor ' .. text .. (outcome and ' · ' .. outcome or '')
-end
+-- Statusline: status.lua owns it; these are the plugin's names for it.
+M.status = status.status
+M.statusline = status.statusline
+M.status_text = status.status_text
 
 -- Setup --------------------------------------------------------------------------------------
 
@@ -465,6 +347,11 @@ local function set_keymaps(bufnr)
       M.apply()
     end, 'refactor-lsp: apply the clipboard\'s code (the + register)')
   end
+  if keys.review then
+    map_unless_taken(bufnr, keys.review, function()
+      M.prompt({ review = true })
+    end, 'refactor-lsp: refactor with an instruction, each change reviewed before it is applied')
+  end
 end
 
 --- Configure and enable the server, and add keymaps to the buffers it attaches to.
@@ -475,7 +362,9 @@ function M.setup(opts)
   if type(opts.keymaps) == 'table' then
     options.keymaps = vim.tbl_extend('force', defaults.keymaps, opts.keymaps)
   end
+  options.review_keys = vim.tbl_extend('force', review.default_keys, opts.review_keys or {})
   M.options = options
+  review.keys = options.review_keys
 
   local config = vim.deepcopy(options.lsp or {})
   if options.cmd then
