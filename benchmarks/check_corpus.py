@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hygiene_verify import VerifyCounts
 
-from lsp_server.scope import choose_region
-from lsp_server.scope.targets import top_level_definitions
+from lsp_server.regions import choose_region
+from lsp_server.regions.targets import top_level_definitions
 from lsp_server.text import LineIndex
 
 TRUTH = Path(__file__).resolve().parent / "check_truth"

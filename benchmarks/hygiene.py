@@ -39,8 +39,8 @@ from hygiene_verify import VerifyCounts
 
 from lsp_server.formats.hygiene import UnusableOutput, clean_output
 from lsp_server.formats.prompt import REGION_END, REGION_START
-from lsp_server.scope import choose_region
-from lsp_server.scope.file_language import language_of
+from lsp_server.languages.identify import language_of
+from lsp_server.regions import choose_region
 from lsp_server.text import LineIndex
 
 CURSORS_PER_FILE = 3  # --ext other than py: regions the scope picks around this many cursors a file

@@ -20,7 +20,7 @@ import re
 import subprocess
 import tokenize
 
-from lsp_server.scope.syntax import syntax_check
+from lsp_server.check.syntax import syntax_check
 from lsp_server.testing.slips import SLIPS
 
 # Issue 31: broken answers caught at least this often (Python; the brace languages).
@@ -244,7 +244,7 @@ def renamed(region: str, language: str) -> str | None:
             return None
         name = collections.Counter(names).most_common(1)[0][0]
         return re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"{name}_x", region) if name != "self" else None
-    from lsp_server.scope.languages import LANGUAGE_OF_ID
+    from lsp_server.regions.table import LANGUAGE_OF_ID
 
     mask = LANGUAGE_OF_ID[language].lexer.mask
     pieces, position = [], 0
@@ -266,7 +266,7 @@ def caught_target(language: str) -> float | None:
     """Issue 31's share of broken answers to catch: Python's, the brace languages'; None for the others."""
     if language in CAUGHT_TARGET:
         return CAUGHT_TARGET[language]
-    from lsp_server.scope.languages import LANGUAGE_OF_ID
+    from lsp_server.regions.table import LANGUAGE_OF_ID
 
     found = LANGUAGE_OF_ID.get(language)
     return BRACES_CAUGHT_TARGET if found is not None and found.word_header is None else None

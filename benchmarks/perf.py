@@ -978,13 +978,13 @@ def p99(values: list[float]) -> float:
 
 
 async def bench_verify(samples: int) -> None:
-    """The check before an edit (formats/verify.py) as the engine awaits it, thread hop included, on
+    """The check before an edit (check/verify.py) as the engine awaits it, thread hop included, on
     regions of a 20,000-line file, each sample a different place in it."""
     import random
 
+    from lsp_server.check.verify import verify_answer
     from lsp_server.config.schema import RefactorSettings
-    from lsp_server.formats.verify import verify_answer
-    from lsp_server.scope import choose_region
+    from lsp_server.regions import choose_region
 
     print(
         f"\n[verify] the check before an edit on a {VERIFY_LINES:,}-line file (the engine's call, thread hop "

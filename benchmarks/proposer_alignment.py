@@ -43,10 +43,10 @@ from lsp_server.config.load import build_config  # noqa: E402
 from lsp_server.formats.lazy_merge import placed_prediction  # noqa: E402
 from lsp_server.pipeline.engine import Engine  # noqa: E402
 from lsp_server.pipeline.merge import snippet_code  # noqa: E402
+from lsp_server.placement.where import place_snippet, read_parts  # noqa: E402
 from lsp_server.proposer.align import Alignment  # noqa: E402
 from lsp_server.proposer.lookup import PromptLookup  # noqa: E402
-from lsp_server.scope import ScopeCache  # noqa: E402
-from lsp_server.scope.placement import place_snippet, read_parts  # noqa: E402
+from lsp_server.regions import ScopeCache  # noqa: E402
 
 Tokenize = Callable[[str], list[int]]
 

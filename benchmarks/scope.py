@@ -47,8 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsp_server.scope import Region, ScopeCache, choose_region  # noqa: E402
-from lsp_server.scope.file_language import language_of  # noqa: E402
+from lsp_server.languages.identify import language_of  # noqa: E402
+from lsp_server.regions import Region, ScopeCache, choose_region  # noqa: E402
 
 TRUTH_DIR = Path(__file__).resolve().parent / "scope_truth"
 NODE_MODULES = ROOT / "editors" / "vscode" / "node_modules"

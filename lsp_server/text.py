@@ -1,4 +1,4 @@
-"""Text: lines and positions as LSP counts them, the bottom layer under `scope` and `edits`; and text
+"""Text: lines and positions as LSP counts them, the bottom layer under `regions` and `edits`; and text
 made inert before an editor shows it (`neutralise_links`).
 
 LSP ends a line at \\n, \\r\\n or \\r, and nowhere else (not at a form feed or U+2028, where

@@ -63,7 +63,7 @@ def server_setup() -> ServerSetup:
     never show up in another module's `showStats`.
     """
     state_dir = _temporary_folder("refactor-lsp-test-")
-    (state_dir / "home").mkdir()  # a user's home exists: a checker runs in it (formats/check_command.py)
+    (state_dir / "home").mkdir()  # a user's home exists: a checker runs in it (check/command.py)
     env = {
         "XDG_STATE_HOME": str(state_dir / "state"),
         "XDG_CONFIG_HOME": str(state_dir / "config"),

@@ -11,7 +11,7 @@
 //          the last `/** */` of its leading trivia, as getJSDocCommentsAndTags takes it), the span starts at that
 //          JSDoc instead, and again up over the comment-only lines directly above it; except a JSDoc about the
 //          file (@license, @file, @module, a copyright, ...) or one that declares a type of its own (@typedef,
-//          @callback), which is no part of the definition (as lsp_server/scope/leading.py rules);
+//          @callback), which is no part of the definition (as lsp_server/regions/leading.py rules);
 //   header: the line of the keyword or name, after the decorators and comments (cursor position "signature");
 //   last: the line of node.getEnd();
 //   open: the line of the `{` that opens the body, or -1 (an arrow function with an expression body);
@@ -191,7 +191,7 @@ function firstLineWithComments(text, starts, node, sf) {
 }
 
 // JSDoc tags that make a comment about the file, not the definition that happens to come first, or the
-// declaration of a type of its own: such a comment is no part of the definition (lsp_server/scope/leading.py).
+// declaration of a type of its own: such a comment is no part of the definition (lsp_server/regions/leading.py).
 const NOT_THE_DEFINITIONS = new Set([
   "license",
   "preserve",

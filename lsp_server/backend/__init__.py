@@ -8,7 +8,8 @@
 - `memory`: what each backend taught (its window, its characters per token), kept across processes;
 - `served`: which model a backend serves, as its `/v1/models` says (the demo's small model, told apart);
 - `acceptance`: prediction acceptance as the answer's final chunk reports it;
-- `metrics`: vLLM's Prometheus counters, the fallback source of draft acceptance.
+- `metrics`: vLLM's Prometheus counters, the fallback source of draft acceptance;
+- `proposer_probe`: whether a vLLM server runs refactor-lsp's proposer (which drafts from `vllm_xargs`).
 
 The SDK (`openai`) is imported on the first request, not with this folder: it costs start-up time.
 """

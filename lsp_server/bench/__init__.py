@@ -17,6 +17,7 @@ One module per job, each importing only those listed before it:
 - `options`: --concurrency and --edit-format, parsed and checked;
 - `spread`: a figure over several runs, its median and range;
 - `display`: the progress display on stderr;
+- `interrupt`: Ctrl-C during a bench, what was measured kept and marked;
 - `setup`: the backends, modes, levels and repetitions, checked before anything is sent (`make_plan`);
 - `schedule`: the schedule, each run and batch through the engine, the frame every bench runs in
   (`around`), the whole bench (`measure`);

@@ -30,7 +30,7 @@ from ..pipeline.plan import RefactorRequest
 from ..pipeline.request import NoTargets, Request, Source, snippet_parts, whole_file_item
 from ..pipeline.runner import Runner
 from ..pipeline.totals import batch_totals
-from ..scope import ScopeCache
+from ..regions import ScopeCache
 from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, ApplyRun
 from .apply_tasks import ApplyTask, Skipped
 from .interrupt import Interrupt, interrupted_note, keeps

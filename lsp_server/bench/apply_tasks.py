@@ -4,7 +4,7 @@ definitions around them, with a lazy marker (`# ... existing code ...`, in the f
 syntax) for every other stretch of code. Besides the corpus' refactor tasks, tasks of
 `kind = "apply"` exist for this bench alone (a 2,000-line file, say), built the same way.
 
-Where each part of the snippet goes is found by the product's own placement (scope/placement.py),
+Where each part of the snippet goes is found by the product's own placement (placement/where.py),
 in the source and in the expected file alike; the expected answer of each part is the expected
 file's text there, checked: the parts' answers put in place give the expected file. A task whose
 snippet does not place so (a renamed definition, a change outside every definition in a long file)
@@ -19,13 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..scope import ScopeCache
-from ..scope.definition import Definition
-from ..scope.file_language import language_of
-from ..scope.lazy import comment_openers
-from ..scope.placement import NotPlaced, SnippetTarget, enclosing_definitions, place_snippet
-from ..scope.region import definition_at
-from ..scope.snippet import CLOSING_LINE, LEAF_KINDS, header_end
+from ..languages.identify import language_of
+from ..placement.lazy import comment_openers
+from ..placement.snippet import CLOSING_LINE, LEAF_KINDS, header_end
+from ..placement.where import NotPlaced, SnippetTarget, enclosing_definitions, place_snippet
+from ..regions import ScopeCache
+from ..regions.definition import Definition
+from ..regions.region import definition_at
 from ..text import split_lines
 from .tasks import APPLY_KIND, BATCH_KIND, BenchError, Task, load_task, read_task_toml, task_names
 

@@ -24,8 +24,8 @@ from ..pipeline.engine import Engine
 from ..pipeline.request import Source, definition_items
 from ..pipeline.runner import MAX_CONCURRENCY, Runner, TargetOutcome
 from ..pipeline.totals import batch_totals
-from ..scope import ScopeCache
-from ..scope.targets import Target
+from ..regions import ScopeCache
+from ..regions.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
 from .display import ProgressDisplay

@@ -1,6 +1,6 @@
 """Batch tasks (benchmarks/tasks/README.md, "Batch tasks"): one file, one instruction, every top-level
 definition of the file a target, found as `refactor --each definition` finds them
-(`scope.targets.top_level_definitions`), each with its expected rewrite in the expected file.
+(`regions.targets.top_level_definitions`), each with its expected rewrite in the expected file.
 
 A batch edits only its definitions, so the expected file must have the same definitions, by name and
 in order, and the same text between and around them, byte for byte: each target's expected answer is
@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..languages.identify import language_of
 from ..pipeline.plan import RefactorRequest
 from ..pipeline.runner import MAX_TARGETS
-from ..scope import ScopeCache
-from ..scope.file_language import language_of
-from ..scope.targets import Target, top_level_definitions
+from ..regions import ScopeCache
+from ..regions.targets import Target, top_level_definitions
 from .tasks import BATCH_KIND, BenchError, is_batch_task, read_task_toml, read_utf8, task_names
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import EditFormat
+from ..languages.identify import language_of
 from ..pipeline.plan import RefactorRequest
-from ..scope import choose_region, line_span, selection_lines
-from ..scope.file_language import language_of
+from ..regions import choose_region, line_span, selection_lines
 from ..text import split_lines
 
 TASK_KINDS = ("mostly-unchanged", "heavy-rewrite")

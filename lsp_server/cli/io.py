@@ -80,7 +80,7 @@ def load_cli_config(config_file: str | None, near: Path | None, settings: str | 
 
 def parse_lines(spec: str, text: str) -> tuple[int, int]:
     """--lines START:END (1-based, inclusive) as offsets into `text`. Raises ValueError."""
-    from ..scope import line_span, split_lines
+    from ..regions import line_span, split_lines
 
     try:
         first, _, last = spec.partition(":")
@@ -136,7 +136,7 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
 
 def print_diff(path: Path, text: str, new_text: str) -> None:
     """The unified diff of one file on stdout, `a/` and `b/` before a relative path."""
-    from ..scope import split_lines
+    from ..regions import split_lines
 
     before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
     diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)

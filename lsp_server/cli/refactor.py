@@ -91,7 +91,7 @@ def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], l
     """The files read, each with its config and the request on it. Raises Usage, ValueError, ConfigError."""
     from ..pipeline.plan import RefactorRequest
     from ..pipeline.request import Source
-    from ..scope import ScopeCache
+    from ..regions import ScopeCache
 
     paths = [Path(args.path), *(Path(p) for p in getattr(args, "more_paths", []) or [])]
     _check_usage(args, kind, paths)
@@ -164,7 +164,7 @@ def _where(
     args: argparse.Namespace, kind: RequestKind, file: File
 ) -> tuple[int, int, ScopeMode | None, tuple[int, int] | None]:
     """(start, end, scope, selection) of the request on `file`: --lines, --at, or neither. Raises ValueError."""
-    from ..scope import line_span, split_lines
+    from ..regions import line_span, split_lines
 
     if args.lines:
         start, end = parse_lines(args.lines, file.text)

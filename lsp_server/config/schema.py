@@ -205,7 +205,7 @@ class RefactorSettings:
     Example: concurrency = 8
     VS Code: Refactors of one batch (each definition of a selection or a file) in flight at once.
     """
-    verify: Literal["syntax", "off"] = "syntax"  # formats/verify.py
+    verify: Literal["syntax", "off"] = "syntax"  # check/verify.py
     """`syntax`: an answer that brings a syntax error the code lacked is sent back once (`repairs`) or refused, never
     applied ([what is checked](how-it-works.md#the-check-before-an-edit)); `off`: none. Untrusted: may only turn it on.
 
@@ -218,7 +218,7 @@ class RefactorSettings:
     Example: repairs = 0
     VS Code: How many times an answer the check refused is sent back to the model to fix; `0` refuses it at once.
     """
-    checkers: dict[str, list[str]] = field(default_factory=dict)  # formats/check_command.py
+    checkers: dict[str, list[str]] = field(default_factory=dict)  # check/command.py
     """Your own checker per languageId, after the check above: a command (no shell) reading the document on stdin, which
     exits non-zero on an error, its first lines the error. From your user file only ([Safety](safety.md)).
 

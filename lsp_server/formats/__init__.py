@@ -8,8 +8,8 @@
 - `hunks_words`: how the format's messages and notes name each form's parts, and its notes kept short;
 - `hygiene`: what the model said, as the region's new text, or refused with a reason;
 - `merged`: a merged answer (a snippet in its region) judged on what merging must keep (lazy markers);
-- `verify`: the check before an edit (the syntax an answer brings, your checker) and its repair's words;
-- `check_command`: your own checker, a command from your user file, run bounded;
+- `lazy_merge`: a lazy snippet merged into a region mechanically, as a good model does: the prediction
+  an apply sends a server that drafts from it;
 - `edits`: the old region and the new as minimal replacements;
 - `changes`: those replacements grouped into the changes a person keeps or drops, labelled from their text.
 """

@@ -9,7 +9,7 @@ not have says so (`needs`): keeping it alone would leave the name undefined.
 
 Keeping some changes is applying their edits only (`kept_text`): the edits of a change never
 overlap another's, so any subset applies exactly, and what it leaves is checked as a whole answer
-is (formats/verify.py) before anything is applied.
+is (check/verify.py) before anything is applied.
 """
 
 from __future__ import annotations

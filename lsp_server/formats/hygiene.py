@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 
 from ..config.schema import HunksForm
-from ..scope import is_instruction_comment
+from ..regions import is_instruction_comment
 from ..text import clip, split_lines
 from .hunks import HunksResult, apply_hunks
 from .hunks_diff import parse_answer

@@ -15,7 +15,7 @@ import difflib
 import re
 from typing import Any
 
-from ..scope.lazy import marker_lines
+from ..placement.lazy import marker_lines
 from ..text import split_lines
 
 # The merge aligns the lines with difflib, quadratic at worst: past these many lines of region or snippet

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..scope.lazy import marker_lines
+from ..placement.lazy import marker_lines
 from ..text import clip, split_lines
 from .hygiene import UnusableOutput, refuse_mass_deletion
 

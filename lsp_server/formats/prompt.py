@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..config.schema import HunksForm
-from ..scope.file_language import language_of
+from ..languages.identify import language_of
 from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
 from .hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 

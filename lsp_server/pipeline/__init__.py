@@ -7,7 +7,8 @@ Read top-down, the one path of every request (the server's job and the CLI's com
 - `outcome`: the targets settled, then recorded once: history, refused answers, the message, the
   stats record, the `--json` shape (`settle`, `end_request`, `Ended`);
 - `totals`: a request of several targets' figures, its line and its stats record;
-- `merge`: a snippet's parts as targets (where each part goes is `scope.placement`'s);
+- `merge`: a snippet's parts as targets (where each part goes is `placement.where`'s);
+- `splice`: a complete snippet's part, spliced as written and checked, no request;
 - `review`: the settled answers as changes to keep or drop, and what is kept checked.
 
 One refactor, below the runner:

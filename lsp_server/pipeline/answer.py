@@ -10,7 +10,7 @@ from ..backend.stream import Completion
 from ..formats.edits import Replacement, region_replacements
 from ..formats.hygiene import clean_hunks_output, clean_output, refuse_mass_deletion
 from ..formats.merged import check_merged
-from ..scope.file_language import language_of
+from ..languages.identify import language_of
 from ..stats.measured import RefactorStats, measured
 from .attempt import Attempt, Tries
 from .context_fit import fit_note

@@ -14,7 +14,7 @@ window (`context_fit`), the answer's cap, and how the prediction travels. The en
   the next backend of the chain;
 - `region retry`: `auto` chose hunks and the answer's blocks did not apply: the region format on the
   backend that answered, when it fits that backend's window;
-- `repair`: the answer has a problem the code did not have (formats/verify.py: a syntax error): the
+- `repair`: the answer has a problem the code did not have (check/verify.py: a syntax error): the
   region format on the backend that answered, the answer between the markers and as the prediction,
   the problem in the instruction; `refactor.repairs` times at most. A merge (an apply) whose answer
   copied a lazy marker is asked again as it was, the marker named: only the region as it was holds
@@ -30,11 +30,11 @@ from typing import Literal
 
 from ..backend.memory import BackendMemory, Learned
 from ..backend.window import ContextWindow, WindowFit
+from ..check.verify import LAZY_MARKER, Problem, merge_repair_note, repair_instruction
 from ..config.schema import BackendConfig, RefactorSettings
 from ..formats.choice import FormatChoice, FormatHistory, choose_format
 from ..formats.hunks import marker_line
 from ..formats.prompt import Prompt
-from ..formats.verify import LAZY_MARKER, Problem, merge_repair_note, repair_instruction
 from ..stats.measured import RefactorStats
 from .context_fit import DEFAULT_PROMPT_CHARS_PER_TOKEN, WindowTooSmall, fit_prompt
 from .plan import Plan, Route, default_max_tokens

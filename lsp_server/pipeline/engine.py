@@ -22,14 +22,14 @@ from ..backend.memory import BackendMemory
 from ..backend.proposer_probe import ProposerFound, ProposerProbes, Send, prediction_xargs
 from ..backend.served import small_model_served, with_small_model_advice
 from ..backend.stream import Completion, DeltaCallback, StreamRequest, answer_char_limit
+from ..check.verify import LAZY_MARKER, MAX_REPAIRS, Problem, refused_message, verify_answer
 from ..config.schema import BackendConfig, Config, PredictionVia, RefactorSettings
 from ..formats.choice import FormatHistory
 from ..formats.edits import Replacement
 from ..formats.hunks import HunksError
 from ..formats.hygiene import UnusableOutput
 from ..formats.merged import LazyMarkerLeft
-from ..formats.verify import LAZY_MARKER, MAX_REPAIRS, Problem, refused_message, verify_answer
-from ..scope import ScopeCache
+from ..regions import ScopeCache
 from ..stats.history import HistoryRecord
 from ..stats.measured import RefactorStats
 from .answer import answer_stats, new_region

@@ -1,6 +1,6 @@
 """A snippet merge: code written elsewhere (a chat, an agent) as the targets of a request.
 
-Not a pipeline of its own: `scope.placement` finds where each part of the snippet goes, and each
+Not a pipeline of its own: `placement.where` finds where each part of the snippet goes, and each
 part is a refactor (`RefactorRequest.snippet`: the plan's instruction and prompt are the merge's,
 its region the definition, so the prediction is that definition, not the file), run through the
 one runner as a request applied whole (request.snippet_parts, outcome.settle).
@@ -12,8 +12,8 @@ import logging
 from dataclasses import replace
 
 from ..formats.hygiene import UnusableOutput, strip_fence
-from ..scope.placement import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet, read_parts
-from ..scope.splice import NotComplete, splice_snippet
+from ..placement.complete import NotComplete, splice_snippet
+from ..placement.where import NotPlaced, SnippetTarget, Stopped, TooManyParts, place_snippet, read_parts
 from .plan import RefactorError, RefactorRequest
 from .runner import MAX_TARGETS, Item, Source
 
@@ -35,7 +35,7 @@ def snippet_code(snippet: str) -> str:
 def merge_items(source: Source, snippet: str) -> list[Item]:
     """The parts of `snippet` as refactors of the source's document (its text, path, backend,
     prediction and edit format), one per region the snippet goes to, near the source's selection or
-    cursor when it names nothing. A complete snippet (scope/splice.py) is spliced as written, each
+    cursor when it names nothing. A complete snippet (placement/complete.py) is spliced as written, each
     part's new text on its item, unless the request asks the model to merge it. The source's `stop`
     is asked between the placement's steps (Stopped when it says so). Raises NotPlaced, RefactorError
     (a snippet over the bounds, or naming more definitions than MAX_TARGETS, refused before any is

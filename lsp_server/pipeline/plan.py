@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..check.verify import Problem
 from ..config.schema import (
     APPLY_ID,
     FIX_DIAGNOSTICS_ID,
@@ -30,9 +31,8 @@ from ..formats.edits import Replacement, apply_replacements
 from ..formats.hygiene import asks_for_removal
 from ..formats.lazy_merge import placed_prediction
 from ..formats.prompt import APPLY_INSTRUCTION, Prompt, build_prompt, region_text
-from ..formats.verify import Problem
-from ..scope import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
-from ..scope.file_language import language_of
+from ..languages.identify import language_of
+from ..regions import InstructionComment, Region, ScopeCache, choose_region, find_instruction_comment
 from ..stats.measured import RefactorStats
 
 FIX_DIAGNOSTICS_INSTRUCTION = "Fix the problems listed below. Change only what is needed to fix them."
@@ -81,7 +81,7 @@ class RefactorRequest:
     # under that load, so what `auto` and the prediction guard learn of speed leaves it out.
     concurrency: int = 1
     # The code to merge into the region (an apply: `refactor-lsp apply`, `refactorLsp.applySnippet`): its
-    # part for this region, found by scope.placement. The instruction is then the apply's own.
+    # part for this region, found by placement.where. The instruction is then the apply's own.
     snippet: str | None = None
     # A complete snippet (no lazy marker, its definitions whole) is spliced as written; this asks the
     # model to merge it all the same (`apply --merge-with-model`, `mergeWithModel`; the bench).

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from ..scope.definition import Definition
-from ..scope.targets import Target
+from ..regions.definition import Definition
+from ..regions.targets import Target
 from ..text import count_of, split_lines
 from .plan import APPLY_TITLE, RefactorError, action_title
 from .runner import MAX_TARGETS, Item, Source
@@ -87,7 +87,7 @@ def each_definition(engine: Engine, sources: Sequence[Source]) -> Request:
     """Each definition the selection touches in each source, or every top-level one of a source without
     a selection: each the exact region a cursor in it gets. A source without any is named in the
     request's `notes` and skipped; NoTargets when none has one, or past MAX_TARGETS."""
-    from ..scope.targets import definitions_touched, top_level_definitions
+    from ..regions.targets import definitions_touched, top_level_definitions
 
     items: list[Item] = []
     notes: list[str] = []

@@ -5,7 +5,7 @@ Once a request has settled (outcome.settle), each edited target's answer is spli
 or the command line shows them, you keep some, and `keep` turns the settled targets into those with
 only the kept changes' edits: a target with none kept ends `rejected` ("dropped in the review").
 
-What is kept is checked as a whole answer is (formats/verify.py: the syntax it brings, your checker),
+What is kept is checked as a whole answer is (check/verify.py: the syntax it brings, your checker),
 target by target: a kept subset that brings an error is refused, nothing applied, and the message
 names the change whose absence caused it where one does ("keeping change 2 without change 3: '(' was
 never closed at line 44"). A kept change that uses a name a dropped change brings is named too (a
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..check.verify import verify_answer
 from ..formats.changes import Change, kept_edits, kept_text, split_changes, unmet_needs
-from ..formats.verify import verify_answer
 from ..text import count_of
 from .outcome import Settled
 from .runner import TargetOutcome

@@ -20,15 +20,15 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ..scope.file_language import language_of
+from ..languages.identify import language_of
 from .plan import Plan, Progress, RefactorError, RefactorRequest, RefactorResult
 from .splice import splice_or_merge
 
 if TYPE_CHECKING:
+    from ..check.verify import Problem
     from ..config.schema import Config
-    from ..formats.verify import Problem
-    from ..scope import ScopeCache
-    from ..scope.targets import Target
+    from ..regions import ScopeCache
+    from ..regions.targets import Target
     from ..stats.measured import RefactorStats
     from .engine import Engine
 

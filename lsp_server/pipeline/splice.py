@@ -1,7 +1,7 @@
-"""A part of a complete snippet, spliced as written (scope/splice.py found its new text): no request.
+"""A part of a complete snippet, spliced as written (placement/complete.py found its new text): no request.
 
 Its edits are the region's new text against the region, checked before the edit as any answer is
-(formats/verify.py); its stats say what happened: `merged_by` "splice", 0 tokens, no prediction,
+(check/verify.py); its stats say what happened: `merged_by` "splice", 0 tokens, no prediction,
 no backend, the time the splice and the check took. When the check finds a problem the snippet
 brings, the part is merged by the model after all (`engine.run`), which a repair may then mend, and
 its notes say why.
@@ -13,8 +13,8 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..check.verify import verify_answer
 from ..formats.edits import region_replacements
-from ..formats.verify import verify_answer
 from ..stats.measured import RefactorStats
 from .plan import Plan, ProgressCallback, RefactorError, RefactorResult
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 
-from . import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
+from ..proposer import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
 from .align import Alignment
 from .lookup import PromptLookup
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config.schema import FIX_DIAGNOSTICS_ID, INSTRUCTION_COMMENT_ID
-from ..scope import ScopeCache, choose_region, find_instruction_comment
-from ..scope.targets import touched_within
+from ..regions import ScopeCache, choose_region, find_instruction_comment
+from ..regions.targets import touched_within
 from .wire import REFACTOR_COMMAND, REFACTOR_EACH_COMMAND
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 KIND = "refactor.rewrite.prediction"
 TITLE_PREFIX = "Refactor with prediction: "
 # Questions to the scope finders a code action may ask to count the definitions a selection touches:
-# about 5 ms of Python, 20 ms of JavaScript here (scope/targets.py).
+# about 5 ms of Python, 20 ms of JavaScript here (regions/targets.py).
 OFFER_BUDGET = 100
 
 

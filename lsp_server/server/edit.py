@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from ..formats.changes import Change
 from ..formats.edits import Replacement, apply_replacements, rebase_each, region_replacements
-from ..scope import ScopeCache
+from ..regions import ScopeCache
 from ..text import LineIndex, PositionEncoding, PositionMapper
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from ..languages.identify import language_of
 from ..logs import OneLineFormatter
-from ..scope.file_language import language_of
 from ..text import PositionMapper, count_of, neutralise_links
 from .actions import KIND, command_for, kind_requested, list_actions
 from .language_server import RefactorServer
@@ -60,8 +60,8 @@ def on_initialize(ls: RefactorServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: RefactorServer, params: types.InitializedParams) -> None:
     from ..pipeline import engine  # noqa: F401
+    from ..server import edit  # noqa: F401  # the pipeline, now that the editor has its answer
     from ..stats import measured  # noqa: F401
-    from . import edit  # noqa: F401  # the pipeline, now that the editor has its answer
     from .startup import freeze_after_start
 
     freeze_after_start()

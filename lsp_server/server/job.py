@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..pipeline.request import Request, RequestKind, Source
     from ..pipeline.review import Review
     from ..pipeline.runner import TargetOutcome
-    from ..scope import ScopeCache
+    from ..regions import ScopeCache
     from ..stats.history import History
     from .edit import PartsOutcome
 
@@ -202,7 +202,7 @@ class RequestJob:
         a scope cache of their own: the document's is read by code actions on the event loop meanwhile.
         Raises NoTargets."""
         from ..pipeline.request import KINDS
-        from ..scope import ScopeCache
+        from ..regions import ScopeCache
 
         kind = KINDS[self.kind]
         if not kind.in_thread:

@@ -20,7 +20,7 @@ from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from ..config.schema import Config, ConfigError
-from ..scope import ScopeCache
+from ..regions import ScopeCache
 from ..text import PositionEncoding, inert
 from .job import CANCELLED, RequestJob
 from .progress import CLIENT_REPLY_TIMEOUT_S

@@ -57,7 +57,7 @@ class RefactorStats:
     cost: float | None = None
     prediction_extra_cost: float | None = None  # what the rejected prediction tokens added to `cost`
     notes: tuple[str, ...] = ()
-    # The check before the edit (formats/verify.py): what read the answer ("python", "brackets", "blocks",
+    # The check before the edit (check/verify.py): what read the answer ("python", "brackets", "blocks",
     # your checker's name after them; "not checked"; "off").
     checked: str = ""
     # A repair: what the check found in the answer ("'(' was never closed at line 12"), whether the repaired

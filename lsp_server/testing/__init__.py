@@ -8,7 +8,7 @@ test checks both), so it stays out of the wheel and runs from a checkout.
 - `replies`: how it answers one chat completion, scripted faults included, streamed as SSE;
 - `responders`: what it answers, playing the model (`rule_responder`, `corpus_responder`);
 - `hunks_write`: the `hunks` answer a good model would give, in either form;
-- `lazy_merge`: the merge a good model makes of a lazy snippet into a region;
+- `snippet_prompt`: an apply's snippet as the loopback backend reads it from the prompt;
 - `slips`: the slips models make in code (a bracket dropped, a string unterminated), made on purpose;
 - `speculation`, `pacing`, `profiles`: speculative decoding simulated, paced pass by pass, calibrated to
   real backends;

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..proposer import PROBE_KEY
-from . import context_limit
+from ..testing import context_limit
 from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
 from .responders import SlippingResponder, corpus_responder, rule_responder

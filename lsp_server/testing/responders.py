@@ -13,8 +13,9 @@ from typing import Any
 from ..config.schema import HunksForm
 from ..formats.hunks import SEARCH_MARKER
 from ..formats.hunks_diff import DIFF_SYSTEM_PROMPT
+from ..formats.lazy_merge import lazy_merge
 from .hunks_write import diff_for, hunks_for
-from .lazy_merge import lazy_merge, snippet_of
+from .snippet_prompt import snippet_of
 
 REGION_START = "<<<REGION\n"
 REGION_END = "REGION>>>"

@@ -30,7 +30,7 @@ def _code_spans(region: str, language: str) -> tuple[list[int], list[tuple[int, 
     language's lexer reads them (Python's tokenizer; the block scan's lexers)."""
     if language == "python":
         return _python_spans(region)
-    from ..scope.languages import LANGUAGE_OF_ID
+    from ..regions.table import LANGUAGE_OF_ID
 
     found = LANGUAGE_OF_ID.get(language)
     if found is None:

@@ -14,7 +14,7 @@ from lsp_server.bench.apply_tasks import ApplyTask, Skipped, apply_task, load_ap
 from lsp_server.bench.tasks import BenchError, load_task, load_tasks
 from lsp_server.cli.io import Exit
 from lsp_server.cli.main import main
-from lsp_server.scope.lazy import marker_lines
+from lsp_server.placement.lazy import marker_lines
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import corpus_responder
 from lsp_server.text import split_lines

@@ -28,8 +28,8 @@ from lsp_server.bench import (
 from lsp_server.cli.main import main
 from lsp_server.config.load import build_config
 from lsp_server.formats.hunks import SEARCH_MARKER
-from lsp_server.scope import choose_region, line_span
-from lsp_server.scope.file_language import language_of
+from lsp_server.languages.identify import language_of
+from lsp_server.regions import choose_region, line_span
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
 from lsp_server.testing.responders import corpus_responder, region_of

@@ -1,4 +1,4 @@
-"""Where an applied snippet goes (scope/placement.py), read as chat models write snippets: lazy markers,
+"""Where an applied snippet goes (placement/where.py), read as chat models write snippets: lazy markers,
 a method inside `class X:` with markers around it, a method pasted alone and indented. On code we did
 not write: CPython's difflib.py (2,000+ lines) and domutils' JavaScript from the bench corpus. The
 expected lines come from `inspect` and from text searches, not from the scope code."""
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.scope.lazy import marker_lines
-from lsp_server.scope.placement import NotPlaced, place_snippet
-from lsp_server.scope.snippet import read_snippet
+from lsp_server.placement.lazy import marker_lines
+from lsp_server.placement.snippet import read_snippet
+from lsp_server.placement.where import NotPlaced, place_snippet
 
 DIFFLIB = Path(inspect.getsourcefile(difflib) or "")
 DIFFLIB_TEXT = DIFFLIB.read_text(encoding="utf-8")
@@ -278,7 +278,7 @@ def test_placing_the_methods_of_a_class_asks_the_finder_a_bounded_number_of_time
 ) -> None:
     """Issue 36 item 3: each method's class was found again by walking up over every sibling above it
     (400 methods: 80,000 questions); now once a line at most, whatever the number of methods."""
-    from lsp_server.scope import placement
+    from lsp_server.placement import where as placement
 
     asked = 0
     finder = placement._finder_for("python")
@@ -297,7 +297,7 @@ def test_placing_the_methods_of_a_class_asks_the_finder_a_bounded_number_of_time
 def test_a_snippet_naming_more_definitions_than_one_apply_takes_is_refused_before_any_is_looked_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lsp_server.scope import placement
+    from lsp_server.placement import where as placement
 
     monkeypatch.setattr(placement, "Document", None)  # nothing of the document may be read
     with pytest.raises(placement.TooManyParts, match=r"names 501 definitions, more than one apply takes \(500\)"):
@@ -305,7 +305,7 @@ def test_a_snippet_naming_more_definitions_than_one_apply_takes_is_refused_befor
 
 
 def test_a_stop_ends_the_placement_at_its_next_step() -> None:
-    from lsp_server.scope.placement import Stopped
+    from lsp_server.placement.where import Stopped
 
     calls = 0
 

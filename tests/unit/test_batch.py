@@ -1,4 +1,4 @@
-"""A batch's pieces on their own: its targets (scope/targets.py), the rebase of many regions at once
+"""A batch's pieces on their own: its targets (regions/targets.py), the rebase of many regions at once
 (edits.rebase_each), its totals (pipeline/totals.py) and how a request's targets settle (pipeline/outcome.py)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from lsp_server.pipeline.plan import RefactorRequest
 from lsp_server.pipeline.request import Request
 from lsp_server.pipeline.runner import Item, Outcome, TargetOutcome
 from lsp_server.pipeline.totals import batch_summary, batch_totals
-from lsp_server.scope import choose_region
-from lsp_server.scope.definition import Definition
-from lsp_server.scope.targets import Target, definitions_touched, top_level_definitions, touched_within
+from lsp_server.regions import choose_region
+from lsp_server.regions.definition import Definition
+from lsp_server.regions.targets import Target, definitions_touched, top_level_definitions, touched_within
 from lsp_server.stats.measured import RefactorStats
 
 PYTHON = """import os

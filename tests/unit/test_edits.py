@@ -8,7 +8,7 @@ import random
 import pytest
 
 from lsp_server.formats.edits import Replacement, apply_replacements, rebase, region_replacements
-from lsp_server.scope import split_lines
+from lsp_server.regions import split_lines
 from lsp_server.text import PositionMapper
 
 

@@ -20,15 +20,18 @@ RANKS: dict[str, int] = {
     "proposer": 0,
     "files": 1,  # reading and writing the user's files and our state folder safely
     "config": 2,  # settings: schema, layers, trust, conversion, loading
-    "scope": 3,  # which part of the document a refactor rewrites
+    "languages": 3,  # how each language's text is read: its languageId, lexers, definition headers
     "stats": 3,  # one refactor's measurement, its words, its history
-    "formats": 4,  # the prompt and the answer: region, hunks, hygiene, minimal edits, the choice
+    "regions": 4,  # what a cursor, a selection or a definition means: the region a refactor rewrites
     "backend": 4,  # talking to a backend: clients, one stream, errors, its window, what it taught
-    "pipeline": 5,  # a refactor from plan to result, alone or as a batch
-    "server": 6,  # the language server: wiring, handlers, jobs, applying edits
-    "bench": 6,  # `refactor-lsp bench`
-    "cli": 7,  # the command line
-    "__main__": 8,  # `python -m lsp_server`
+    "check": 5,  # the check before an edit: the syntax an answer brings, your own checker
+    "placement": 6,  # where a snippet's parts go: its lazy markers, its definitions, a complete one spliced
+    "formats": 7,  # the prompt and the answer: region, hunks, hygiene, minimal edits, changes, the choice
+    "pipeline": 8,  # a request: its targets, the runner, one refactor from plan to result, the outcome
+    "server": 9,  # the language server: wiring, handlers, the job, applying edits
+    "bench": 9,  # `refactor-lsp bench`
+    "cli": 10,  # the command line
+    "__main__": 11,  # `python -m lsp_server`
 }
 # The loopback backend for tests and benchmarks: it may import any layer, and no layer imports it (it is
 # not in the wheel).
@@ -113,7 +116,7 @@ def test_the_layer_check_catches_what_it_forbids() -> None:
     `testing`; and the ones it allows."""
     planted = {
         "lsp_server.config.load": {"lsp_server.pipeline.engine"},  # 2 → 5
-        "lsp_server.scope.region": {"lsp_server.stats.measured"},  # 3 ↔ 3
+        "lsp_server.regions.region": {"lsp_server.backend.chat"},  # 4 ↔ 4
         "lsp_server.bench.schedule": {"lsp_server.testing.fake_backend"},
         "lsp_server.text": {"lsp_server.files.state"},  # 0 → 1
         "lsp_server": {"lsp_server.text"},
@@ -194,3 +197,22 @@ def test_the_proposer_stands_alone() -> None:
     assert importers == []
     vllm_users = [module_name(p) for p in PACKAGE.rglob("*.py") if "vllm" in _third_party_imports(p)]
     assert vllm_users == [VLLM_ADAPTER]
+
+
+def test_every_folder_map_names_each_of_its_modules_and_no_two_modules_share_a_name() -> None:
+    """Issue 37 item 4: each folder's `__init__` docstring is its map, naming every module in it, and a
+    module's name says one thing: no two modules of the package share a name."""
+    package = Path(__file__).resolve().parents[2] / "lsp_server"
+    missing, seen, twice = [], {}, []
+    for folder in sorted(p for p in package.iterdir() if (p / "__init__.py").is_file()):
+        folder_map = (folder / "__init__.py").read_text(encoding="utf-8")
+        for module in sorted(folder.glob("*.py")):
+            if module.name == "__init__.py":
+                continue
+            if f"`{module.stem}`" not in folder_map:
+                missing.append(f"{folder.name}/{module.name}")
+            if module.stem in seen:
+                twice.append(f"{seen[module.stem]} and {folder.name}/{module.name}")
+            seen[module.stem] = f"{folder.name}/{module.name}"
+    assert missing == [], f"modules the folder's __init__ map does not name: {missing}"
+    assert twice == [], f"modules of one name: {twice}"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lsp_server.formats.merged import check_merged, copied_markers
-from lsp_server.scope.lazy import marker_lines
-from lsp_server.scope.snippet import read_snippet
+from lsp_server.placement.lazy import marker_lines
+from lsp_server.placement.snippet import read_snippet
 from lsp_server.text import split_lines
 
 # Modules whose docstrings hold bare `...` lines, `...` stubs, Protocols: code we did not write.

@@ -1,6 +1,6 @@
 """Python is parsed on the event loop (code actions as the cursor moves) and in worker threads (a
 batch finding its targets) at once. CPython 3.11's conversion of a parse into `ast` objects is not
-thread-safe: every parse goes through `scope.python.parse_python`, which holds one lock."""
+thread-safe: every parse goes through `regions.python.parse_python`, which holds one lock."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 
 import lsp_server
-from lsp_server.scope import ScopeCache
-from lsp_server.scope.python import find_python_definition
-from lsp_server.scope.targets import top_level_definitions
+from lsp_server.regions import ScopeCache
+from lsp_server.regions.python import find_python_definition
+from lsp_server.regions.targets import top_level_definitions
 
 SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")  # code no one here wrote
 PACKAGE = Path(lsp_server.__file__).parent
@@ -62,7 +62,7 @@ def test_parsing_on_two_threads_at_once_never_fails() -> None:
 
 # Where the package may parse or compile: the one locked helper, and start-up's cache of attrs'
 # generated methods (compile() of source text makes no `ast` objects, and runs before any thread).
-ALLOWED = {("scope/python.py", "parse_python"), ("server/startup.py", "compile_cached")}
+ALLOWED = {("regions/python.py", "parse_python"), ("server/startup.py", "compile_cached")}
 PARSER_CALLS = {"compile", "eval", "exec", "ast.parse", "ast.literal_eval", "builtins.compile", "builtins.eval"}
 
 

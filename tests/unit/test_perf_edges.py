@@ -11,11 +11,11 @@ import re
 
 import pytest
 
-from lsp_server import scope
+from lsp_server import regions
 from lsp_server.formats import edits
 from lsp_server.formats.edits import Replacement, apply_replacements, region_replacements
-from lsp_server.scope import choose_region, enclosing_block, line_span, split_lines
-from lsp_server.scope.indentation import _bracket_balance
+from lsp_server.regions import choose_region, enclosing_block, line_span, split_lines
+from lsp_server.regions.indentation import _bracket_balance
 from lsp_server.text import PositionMapper, line_starts
 
 _LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -270,7 +270,7 @@ def test_line_index_follows_the_text_it_is_given() -> None:
 def test_instruction_comment_found_only_inside_the_region() -> None:
     text = "# refactor-lsp: not this one\ndef f():\n    # refactor-lsp: this one\n    return 1\n"
     region = choose_region(text, text.index("return"), text.index("return"))
-    found = scope.find_instruction_comment(text, region)
+    found = regions.find_instruction_comment(text, region)
     assert found is not None and found.instruction == "this one"
 
 

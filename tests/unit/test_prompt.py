@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_server.formats.prompt import REGION_END, REGION_START, SYSTEM_PROMPT, build_prompt
-from lsp_server.scope.file_language import language_of
+from lsp_server.languages.identify import language_of
 from lsp_server.testing.responders import instruction_of, region_of
 
 SOURCE = """import math

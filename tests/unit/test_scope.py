@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.scope import (
+from lsp_server.regions import (
     Region,
     choose_region,
     enclosing_block,
@@ -286,7 +286,7 @@ def test_instruction_comment_outside_the_region_is_not_found() -> None:
 
 
 def _block_text(source: str, needle: str) -> str:
-    from lsp_server.scope import choose_region
+    from lsp_server.regions import choose_region
 
     offset = source.index(needle)
     region = choose_region(source, offset, offset)

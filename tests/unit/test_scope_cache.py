@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.scope import ScopeCache, choose_region, line_span
+from lsp_server.regions import ScopeCache, choose_region, line_span
 from lsp_server.text import PositionMapper
 
 PYTHON = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(40))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.scope.code import code_family, find_code_definition
-from lsp_server.scope.definition import Definition
+from lsp_server.regions.code import code_family, find_code_definition
+from lsp_server.regions.definition import Definition
 
 
 def line(src: str, needle: str) -> int:

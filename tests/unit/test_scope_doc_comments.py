@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.scope import choose_region
-from lsp_server.scope.code import find_code_definition
-from lsp_server.scope.definition import Definition
+from lsp_server.regions import choose_region
+from lsp_server.regions.code import find_code_definition
+from lsp_server.regions.definition import Definition
 
 
 def line(src: str, needle: str) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.scope import choose_region
-from lsp_server.scope.python import find_python_definition
+from lsp_server.regions import choose_region
+from lsp_server.regions.python import find_python_definition
 
 BLACK = '''import pytest
 

@@ -1,4 +1,4 @@
-"""A complete snippet spliced as written (scope/splice.py, issue 36 item 7): where each definition goes,
+"""A complete snippet spliced as written (placement/complete.py, issue 36 item 7): where each definition goes,
 re-indented; new ones beside the one before them, before the one after, or at the end of their class;
 what is not complete left to the model, with the reason. On code we did not write: every function and
 method of a few stdlib modules, spliced as `inspect` gives it, pasted dedented, must give the file back
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.scope.placement import read_parts
-from lsp_server.scope.splice import NotComplete, splice_snippet
+from lsp_server.placement.complete import NotComplete, splice_snippet
+from lsp_server.placement.where import read_parts
 
 
 def spliced(document: str, snippet: str, language: str = "python") -> str:

@@ -1,4 +1,4 @@
-"""The check before an edit (scope/syntax.py, scope/brackets.py, formats/verify.py): a syntax error an
+"""The check before an edit (check/syntax.py, check/brackets.py, check/verify.py): a syntax error an
 answer brings is found, with its line and the parser's words; one the document had already is not
 the answer's; a language nothing reads is said to be unchecked."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from lsp_server.check.syntax import SyntaxProblem, syntax_check
+from lsp_server.check.verify import Problem, Verification, refused_message, repair_instruction, verify_answer
 from lsp_server.config.schema import RefactorSettings
-from lsp_server.formats.verify import Problem, Verification, refused_message, repair_instruction, verify_answer
-from lsp_server.scope.syntax import SyntaxProblem, syntax_check
 
 SOURCE = Path(textwrap.__file__).read_text(encoding="utf-8")  # code no one here wrote
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from lsp_server.scope.syntax import SyntaxProblem, syntax_check
+from lsp_server.check.syntax import SyntaxProblem, syntax_check
 
 BOM = "\ufeff"
 

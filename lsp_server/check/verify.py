@@ -1,7 +1,7 @@
 """The check before an edit: an answer must not bring an error the code did not have; and what the
 repair of one that does is asked.
 
-`verify_answer` reads the region's new text in the document: `scope.syntax` first (Python's own
+`verify_answer` reads the region's new text in the document: `check.syntax` first (Python's own
 parser, the brackets of the languages the block scan reads), in a thread so that the event loop goes
 on serving the editor, then your own checker for the language when your user file names one
 (`check_command`). What it finds is a `Problem`: a line and what is wrong, all a repair needs, so any
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..config.schema import RefactorSettings
-from ..scope.syntax import syntax_check
 from ..text import clip, split_lines
-from .check_command import run_checker
+from .command import run_checker
+from .syntax import syntax_check
 
 CONTEXT_LINES = 2  # lines quoted on each side of the problem's line in the repair's prompt
 # One repair (issue 31): a repaired answer still broken is refused, never sent back again. A

@@ -48,8 +48,8 @@ def lexed(lines: Sequence[str], language: str | None, python: bool, comments: Co
 
 
 def _literal_pattern(language: str) -> re.Pattern[str] | None:
-    # Imported here: the scan's lexers compile on first use (scope/__init__.py says why).
-    from .languages import LANGUAGE_OF_ID
+    # Imported here: the scan's lexers compile on first use (regions/__init__.py says why).
+    from ..regions.table import LANGUAGE_OF_ID
 
     found = LANGUAGE_OF_ID.get(language.lower())
     return found.literals if found is not None else None

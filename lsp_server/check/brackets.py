@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .language import Language
-from .lexers import CLOSE, OPEN
+from ..languages.lexers import CLOSE, OPEN
+from ..regions.rules import Language
 
 _OPENER = {")": "(", "]": "[", "}": "{"}
 # A bracket, or an `else` that is a keyword (not `x.else`, not part of a name).

@@ -39,14 +39,14 @@ import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
+from ..languages.headers import Header
+from ..languages.lexers import CLOSE, OPEN
 from .cache import ScopeCache, Snapshot, snapshot_of
 from .definition import Definition
-from .headers import Header
-from .language import Language
-from .languages import LANGUAGE_OF_ID, LANGUAGES
 from .leading import NOT_A_START, TRAILING_COMMENT
-from .lexers import CLOSE, OPEN
+from .rules import Language
 from .scan import Block, Scan, leading_blanks
+from .table import LANGUAGE_OF_ID, LANGUAGES
 
 Finder = Callable[[Snapshot, int], Definition | None]
 

@@ -17,10 +17,13 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from ..check.syntax import syntax_check
+from ..regions.cache import ScopeCache
+from ..regions.targets import Target
 from ..text import split_lines
-from .cache import ScopeCache
 from .literals import lexed
-from .placement import (
+from .snippet import CLOSING_LINE, LEAF_KINDS, Snippet, SnippetDefinition
+from .where import (
     Document,
     Match,
     SnippetTarget,
@@ -30,9 +33,6 @@ from .placement import (
     one_match,
     snippet_document,
 )
-from .snippet import CLOSING_LINE, LEAF_KINDS, Snippet, SnippetDefinition
-from .syntax import syntax_check
-from .targets import Target
 
 _PYTHON_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b")
 # A line of a definition's leading block: a comment, a decorator, an annotation, an attribute.

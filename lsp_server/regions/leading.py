@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .language import Language
+from .rules import Language
 
 _DECORATION_LINES = 40  # how far up a multi-line decorator (attribute, annotation) is followed
 _DECORATION_LINE_CHARS = 1_000  # a longer line is none of its lines

@@ -27,12 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config.schema import ScopeMode
+from ..regions.cache import ScopeCache, Snapshot, snapshot_of
+from ..regions.definition import Definition
+from ..regions.region import _finder_for, choose_region, line_span, selection_lines
+from ..regions.targets import Target
 from ..text import count_of
-from .cache import ScopeCache, Snapshot, snapshot_of
-from .definition import Definition
-from .region import _finder_for, choose_region, line_span, selection_lines
 from .snippet import Snippet, SnippetDefinition, Stopped, name_path, read_snippet
-from .targets import Target
 
 # A file this short takes a definition it does not have as a whole-file merge (the model places it).
 WHOLE_FILE_LINES = 300

@@ -1,5 +1,5 @@
 """The language of a file: the editor's languageId when it sent one, else a guess from the file's
-extension. The prompt names it; the scope rules (`region`, `code`) read a definition by it."""
+extension. The prompt names it; the region rules (`regions.region`, `regions.code`) read a definition by it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The record that says how the scan reads one family of languages. The records themselves, one per
-family with all of its rules, are the table in `languages`."""
+family with all of its rules, are the table in `table`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..languages.headers import CLASS_LIKE, Classifier, Header
+from ..languages.lexers import EventReader, Lexer, brace_events
 from .definition import Definition
-from .headers import CLASS_LIKE, Classifier, Header
-from .lexers import EventReader, Lexer, brace_events
 
 if TYPE_CHECKING:
     from .cache import Snapshot
@@ -68,7 +68,7 @@ class Language:
     docs_across_blank_lines: bool = False
     after_blocks: AfterBlocks | None = None
     # Its strings and comments, one a match, where `lexer.mask` matches none (Ruby, Lua): where a lazy
-    # marker cannot be (scope/literals.py).
+    # marker cannot be (placement/literals.py).
     literal_pattern: re.Pattern[str] | None = None
 
     @property

@@ -7,12 +7,12 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..languages.headers import blank, collapse, plain_name
+from ..languages.js import JS_MEMBER_NAME, TS_RETURN, TS_TYPE
 from .cache import Snapshot
 from .definition import Definition
-from .headers import blank, collapse, plain_name
-from .js import JS_MEMBER_NAME, TS_RETURN, TS_TYPE
-from .language import Language
 from .leading import NOT_A_START, TRAILING_COMMENT, leading_start
+from .rules import Language
 from .scan import Block, Scan, depth_of
 
 # A line that may start one: `const f = (`, `name: async x =>`, `this.x = <T>(`, `static y = (`.

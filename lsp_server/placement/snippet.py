@@ -17,11 +17,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..regions.cache import Snapshot
+from ..regions.definition import Definition
+from ..regions.region import _finder_for
 from ..text import split_lines
-from .cache import Snapshot
-from .definition import Definition
 from .lazy import comment_openers, marker_lines
-from .region import _finder_for
 
 CLOSING_LINE = re.compile(r"[\s})\];,]*(?:end\b[\s;]*)?")  # `}`, `};`, `})`, `end`: a block's last line
 _HEADER_SEARCH_LINES = 12  # a header (decorators, a long signature) ends within this many lines

@@ -32,9 +32,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from ..regions.cache import Snapshot
+from ..regions.python import ParseError, parse_python, top_level_chunk
 from ..text import split_lines
-from .cache import Snapshot
-from .python import ParseError, parse_python, top_level_chunk
 from .python_newer import RUNNING_GRAMMAR, older_reading
 
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
@@ -69,8 +69,8 @@ def syntax_check(text: str, start: int, end: int, new: str, language: str) -> Sy
         problem = python_problem(text, start, end, new, reader)
         newer = problem is None and reader.newer
         return SyntaxCheck(f"not checked ({RUNNING_GRAMMAR})" if newer else "python", problem)
+    from ..regions.table import LANGUAGE_OF_ID  # compiles every lexer: not at start-up
     from .brackets import bracket_trouble
-    from .languages import LANGUAGE_OF_ID  # compiles every lexer: not at start-up
 
     found = LANGUAGE_OF_ID.get(language.lower())
     if found is None:

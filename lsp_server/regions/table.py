@@ -6,23 +6,10 @@ from __future__ import annotations
 
 import re
 
-from .c_like import c_like_classifier, go_classify, rust_classify
-from .end_blocks import (
-    LUA_LITERALS,
-    LUA_TOKEN,
-    RUBY_LITERALS,
-    RUBY_TOKEN,
-    lua_events,
-    lua_header,
-    ruby_endless,
-    ruby_events,
-    ruby_header,
-)
-from .headers import CLASS_LIKE, KEYWORDS_NOT_NAMES
-from .js import js_body, js_classify
-from .js_arrows import js_arrow
-from .language import Language
-from .lexers import (
+from ..languages.c_like import c_like_classifier, go_classify, rust_classify
+from ..languages.headers import CLASS_LIKE, KEYWORDS_NOT_NAMES
+from ..languages.js import js_body, js_classify
+from ..languages.lexers import (
     BLOCK_COMMENT,
     DQ,
     DQ_MULTI,
@@ -38,6 +25,19 @@ from .lexers import (
     Lexer,
     brace_lexer,
 )
+from .end_blocks import (
+    LUA_LITERALS,
+    LUA_TOKEN,
+    RUBY_LITERALS,
+    RUBY_TOKEN,
+    lua_events,
+    lua_header,
+    ruby_endless,
+    ruby_events,
+    ruby_header,
+)
+from .js_arrows import js_arrow
+from .rules import Language
 
 # Where a scan may start: a line (from its first non-blank character) that may begin a definition
 # (labels too: a JS object's `name: function () {`).

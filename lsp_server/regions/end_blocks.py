@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..languages.headers import Header, qualified
+from ..languages.lexers import CLOSE, OPEN, RESYNC, Event, Lexer
 from .cache import Snapshot
 from .definition import Definition
-from .headers import Header, qualified
-from .language import Language
 from .leading import leading_start
-from .lexers import CLOSE, OPEN, RESYNC, Event, Lexer
+from .rules import Language
 from .scan import Scan
 
 # -- Ruby -------------------------------------------------------------------------------------------

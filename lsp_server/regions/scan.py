@@ -13,11 +13,11 @@ import bisect
 import re
 from itertools import chain
 
+from ..languages.headers import Header, HeaderText, blank, collapse, skip_space, statement_start
+from ..languages.lexers import CLOSE, OPEN, Event
 from .cache import Snapshot
-from .headers import Header, HeaderText, blank, collapse, skip_space, statement_start
-from .language import Language
 from .leading import leading_start
-from .lexers import CLOSE, OPEN, Event
+from .rules import Language
 
 
 class Block:
