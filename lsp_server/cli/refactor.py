@@ -298,6 +298,7 @@ async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settle
     kept = reviewer.ask(review, settled)
     problem = await kept_problem(settled, review, kept)
     if problem is not None:
+        problem += "; nothing was written"
         held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
         return replace(settled, outcomes=held, failure=problem), _listed_changes(settled, review, kept)
     for note in needs_notes(review, kept):

@@ -109,9 +109,9 @@ def kept_settled(settled: Settled, review: Review, kept: Iterable[int]) -> Settl
 
 
 async def kept_problem(settled: Settled, review: Review, kept: Iterable[int]) -> str | None:
-    """Why the kept changes may not be applied: the first error a kept subset brings that the whole
-    answer did not, with the change whose absence causes it when adding one back mends it; None when
-    every target's kept changes check."""
+    """Why the kept changes may not be applied (the caller says what became of them): the first error
+    a kept subset brings that the whole answer did not, with the change whose absence causes it when
+    adding one back mends it; None when every target's kept changes check."""
     wanted = set(kept)
     for index in settled.edited():
         ours = review.of_target(index)
@@ -131,7 +131,7 @@ async def kept_problem(settled: Settled, review: Review, kept: Iterable[int]) ->
         kept_ids = [c.id for c in ours if c.change.number in numbers]
         keeping = "keeping " + _listed("change", kept_ids)
         without = f" without change {culprit.id}" if culprit is not None else ""
-        return f"{keeping}{without} leaves an error: {problem}; nothing was applied"
+        return f"{keeping}{without} leaves an error: {problem}"
     return None
 
 

@@ -44,6 +44,9 @@ class BatchTotals:
     prediction: bool  # a target sent its prediction (as a field, or in the prompt of a server that drafts)
     prediction_via: str  # the first answered target's ("field", "prompt", "off")
     repaired: int = 0  # targets whose answer brought an error and was applied once repaired
+    # A review's: the changes of the reviewed answers, and how many were kept (None: none was reviewed).
+    changes: int | None = None
+    changes_kept: int | None = None
     spliced: int = 0  # an apply's parts spliced as written: no request, no tokens (pipeline/splice.py)
 
     @property
@@ -108,6 +111,8 @@ def batch_totals(outcomes: Sequence[TargetOutcome], wall_ms: float, concurrency:
         prediction_via=answered[0].prediction_via if answered else "off",
         repaired=sum(1 for s in answered if s.repaired),
         spliced=sum(1 for s in answered if s.merged_by == "splice"),
+        changes=_sum([s.changes for s in answered]),
+        changes_kept=_sum([s.changes_kept for s in answered]),
     )
 
 
@@ -152,6 +157,8 @@ def batch_summary(totals: BatchTotals) -> str:
         parts.append(f"{totals.tokens_per_s:.0f} tok/s together")
     if totals.answered:
         parts.append(prediction_text(totals))
+    if totals.changes is not None and totals.changes_kept is not None:
+        parts.append(f"kept {totals.changes_kept} of {count_of(totals.changes, 'change')}")
     return " · ".join(parts)
 
 
@@ -199,6 +206,8 @@ def batch_record(uri: str, outcomes: Sequence[TargetOutcome], totals: BatchTotal
         merged_by=totals.merged_by,
         applied=True if applied == totals.targets else False if applied == 0 else None,
         uri=uri,
+        changes=totals.changes,
+        changes_kept=totals.changes_kept,
     )
     return {
         **record.to_dict(),

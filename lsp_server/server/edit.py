@@ -117,7 +117,9 @@ def groups_of(parts: Sequence[EditPart], edits: Sequence[Sequence[Replacement] |
         at = 0
         for change in part.changes:
             count = len(change.edits)
-            groups.append(Group(number, change.number, moved[at : at + count], change.label, part.label))
+            # A request of one part needs no description: the part is the whole request.
+            described = part.label if len(parts) > 1 else None
+            groups.append(Group(number, change.number, moved[at : at + count], change.label, described))
             at += count
     return groups
 

@@ -281,7 +281,11 @@ class RequestJob:
                 applied = replace(applied, outcome=replace(applied.outcome, message=message))
             return settled, outcomes, applied
         undone = applied.sent_on is not None and await revert(self.host, self.uri, applied.sent_on)
-        message = problem + ("; what the preview applied was undone" if undone else "; undo it (the editor kept it)")
+        message = problem + (
+            "; what the preview applied was undone, the document is as it was"
+            if undone
+            else "; the editor kept what the preview applied: undo it"
+        )
         failed = ApplyOutcome(False, "rejected", message, types.MessageType.Error)
         outcomes = [o.ended("rejected", problem) if o.outcome == "applied" else o for o in outcomes]
         return settled, outcomes, replace(applied, outcome=failed)
@@ -318,7 +322,7 @@ class RequestJob:
                 return self._failed(f"the review has no change {unknown[0]}; nothing was applied")
             problem = await kept_problem(pending.settled, pending.review, keep)
             if problem is not None:
-                return self._failed(problem)
+                return self._failed(f"{problem}; nothing was applied")
             settled = kept_settled(pending.settled, pending.review, keep)
             ran = Ran(pending.request, settled, pending.wall_ms, pending.concurrency)
             return await self._finish(ran, self.host.config_for(self.uri), reviewed=True)

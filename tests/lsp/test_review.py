@@ -200,6 +200,9 @@ async def test_each_definition_reviewed_at_once_names_each_change_by_its_definit
     ).replace("XX", "    total = value\n    return total\n\n\n")
     outcomes = [t["outcome"] for t in reply["stats"]["batch"]["targets"]]
     assert outcomes == ["rejected", "applied"]
+    # The request's record counts the changes kept, as one refactor's does.
+    assert "kept 1 of 2 changes" in reply["message"]
+    assert (reply["stats"]["changes"], reply["stats"]["changes_kept"]) == (2, 1)
 
 
 async def test_the_editors_preview_keeps_the_ticked_changes_and_undoes_a_subset_that_breaks_the_code(

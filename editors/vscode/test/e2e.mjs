@@ -699,8 +699,8 @@ async function main() {
       await page.locator(".quick-input-widget .quick-input-title").filter({ hasText: "Refactor with Prediction (Review)" }).waitFor({ timeout: WAIT });
       await page.locator(".quick-input-widget input").fill("rename print to log");
       await page.keyboard.press("Enter");
-      const titles = await previewDrop(page, "steps.py", ["line 4: `print` → `log` - Refactor with prediction"], "review-preview");
-      const expected = [2, 4, 6].map((line) => `line ${line}: \`print\` → \`log\` - Refactor with prediction`);
+      const titles = await previewDrop(page, "steps.py", ["line 4: `print` → `log`"], "review-preview");
+      const expected = [2, 4, 6].map((line) => `line ${line}: \`print\` → \`log\``);
       if (JSON.stringify(titles) !== JSON.stringify(expected)) throw new Error(`the preview's changes: ${JSON.stringify(titles)}`);
       await until("the first and last changes in the editor, not the second", async () => norm(await editorText(page)) === norm(STEPS_KEPT) || (await editorText(page)));
       await toast(page, /refactor-lsp: refactor .*kept 2 of 3 changes/).first().waitFor({ timeout: WAIT });
@@ -728,7 +728,7 @@ async function main() {
       await page.locator(".editor-instance .view-line").filter({ hasText: "size = 1" }).first().click();
       await palette(page, "Apply Clipboard with Prediction (Review)");
       // Change 2 closes the bracket change 1 opens: keeping 1 and 3 without it leaves an error.
-      const titles = await previewDrop(page, "brackets.py", ["line 4: `size = 1` → `size=1)` - Refactor with prediction"], "review-brackets");
+      const titles = await previewDrop(page, "brackets.py", ["line 4: `size = 1` → `size=1)`"], "review-brackets");
       if (titles.length !== 3) throw new Error(`the preview's changes: ${JSON.stringify(titles)}`);
       const message = toast(page, /keeping changes 1 and 3 without change 2 leaves an error: '\(' was never closed at line 2;.*what the preview applied was undone/).first();
       await message.waitFor({ timeout: WAIT });
