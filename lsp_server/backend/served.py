@@ -56,12 +56,27 @@ async def small_model_served(backend: BackendConfig) -> str | None:
         return None
 
 
+_ADVICE_START = "this backend serves "
+_ADVICE_MARK = ", the local demo's model: "
+
+
+def without_small_model_advice(reason: str) -> tuple[str, str | None]:
+    """A refusal's reason without the demo advice that with_small_model_advice added, and that advice;
+    (reason, None) when it has none. A request of several targets lists their reasons and says the
+    advice once: it is about the backend, not about any one definition."""
+    for joint in (" — ", "; "):
+        problem, found, rest = reason.partition(joint + _ADVICE_START)
+        if found and _ADVICE_MARK in rest.partition(";")[0]:
+            return problem, _ADVICE_START + rest
+    return reason, None
+
+
 def with_small_model_advice(message: str, label: str) -> str:
     """A refusal's message for an answer from the demo's small model: "run it again" seldom helps a model
     too small for the edit (another run gives another answer, rarely a usable one), so that advice gives
     way; other advice (a larger window) stays."""
     advice = (
-        f"this backend serves {label}, the local demo's model: too small for most edits; its answers differ "
+        f"{_ADVICE_START}{label}{_ADVICE_MARK}too small for most edits; its answers differ "
         "from run to run, but running it again seldom gives one you can use; for edits you can use, point "
         'refactor-lsp at a real model (README, "A real model")'
     )

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..backend.served import without_small_model_advice
 from ..files.state import keep_refused_answers
 from ..stats.measured import RefactorStats
 from .request import Request
@@ -64,14 +65,28 @@ def settle(request: Request, outcomes: Sequence[TargetOutcome]) -> Settled:
     if request.one:
         return Settled(outcomes, failed[0].reason or "the refactor failed")
     if request.whole:
-        named = "; ".join(f"{o.item.target.describe()}: {o.reason}" for o in failed[:LISTED_FAILURES])
-        more = f"; and {len(failed) - LISTED_FAILURES} more" if len(failed) > LISTED_FAILURES else ""
         held = [o if not o.succeeded else o.ended("refused", WHOLE_FAILED) for o in outcomes]
-        return Settled(held, named + more + NOT_APPLIED_EITHER)
+        return Settled(held, listed_reasons(failed, "; and {} more") + NOT_APPLIED_EITHER)
     reasons = {o.reason for o in outcomes}
     if len(reasons) == 1 and all(o.outcome == "error" and o.stats is None for o in outcomes):
         return Settled(outcomes, reasons.pop())  # an unknown backend, an unreachable server: once
     return Settled(outcomes)
+
+
+def listed_reasons(failed: Sequence[TargetOutcome], more: str) -> str:
+    """The first failures, each with why (and where its refused answer was kept), `more` (a format for
+    the count of the rest) when there are more; advice about the backend that every reason carries (the
+    demo's model) said once, at the end, not on every definition's line."""
+    split = [without_small_model_advice(o.reason or "") for o in failed]
+    advice = {a for _, a in split}
+    once = advice.pop() if len(advice) == 1 else None
+    listed = "; ".join(
+        f"{o.item.target.describe()}: {reason if once else o.reason}"
+        + (f" (the model's answer: {o.answer_file})" if o.answer_file else "")
+        for o, (reason, _) in zip(failed[:LISTED_FAILURES], split, strict=False)
+    )
+    rest = len(failed) - LISTED_FAILURES
+    return listed + (more.format(rest) if rest > 0 else "") + (f" — {once}" if once else "")
 
 
 @dataclass(frozen=True)
@@ -163,13 +178,7 @@ class Ended:
             text += f" — {self.applied_note}"
         failed = self.listed_failures()
         if failed:
-            listed = "; ".join(
-                f"{o.item.target.describe()}: {o.reason}"
-                + (f" (the model's answer: {o.answer_file})" if o.answer_file else "")
-                for o in failed[:LISTED_FAILURES]
-            )
-            more = len(failed) - LISTED_FAILURES
-            text += f" — not applied: {listed}" + (f"; and {more} more (the stats list them)" if more > 0 else "")
+            text += " — not applied: " + listed_reasons(failed, "; and {} more (the stats list them)")
         return text
 
     # -- shapes ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from ..backend.served import without_small_model_advice
 from ..languages.identify import language_of
 from .plan import Plan, Progress, RefactorError, RefactorRequest, RefactorResult
 from .splice import splice_or_merge
@@ -140,7 +141,8 @@ class TargetOutcome:
         where = f"{self.item.document}:{target.first_line + 1}-{target.last_line + 1} {target.definition.describe()}"
         text = f"{where}: {self.outcome}"
         if self.reason and not self.succeeded:
-            text += f" — {self.reason}"
+            # Advice about the backend is said once, in the request's message (outcome.listed_reasons).
+            text += f" — {without_small_model_advice(self.reason)[0]}"
         if self.answer_file:
             text += f" (the model's answer: {self.answer_file})"
         if self.stats is not None:

@@ -189,3 +189,19 @@ def test_a_refusal_from_the_demo_model_does_not_say_run_it_again(
 def test_the_readme_has_the_section_the_demo_advice_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "\n## A real model\n" in readme
+
+
+def test_each_definition_refused_by_the_demo_model_gets_the_advice_once(tmp_path: Path, make_fake) -> None:
+    """The advice is about the backend, not about a definition: a batch lists each definition's reason
+    and says it once, at the end."""
+    fake = make_fake("vllm", models=("local",), roots={"local": DEMO_WEIGHTS})
+    for _ in range(2):
+        fake.enqueue(Reply(text="    return 1\n" * 400))
+    (tmp_path / "geometry.py").write_text(SOURCE, encoding="utf-8")
+    config = write_config(tmp_path, local=fake)
+    result = run_cli("refactor", "geometry.py", "--each", "definition", "-i", "x", config=config, cwd=tmp_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    said = result.stdout + result.stderr
+    assert "foo" in said and "describe" in said, said
+    assert said.count("the local demo's model") == 1, said
+    assert said.rstrip().endswith('point refactor-lsp at a real model (README, "A real model")'), said
