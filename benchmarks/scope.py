@@ -7,7 +7,7 @@
 For definitions of real code (the stdlib and site-packages for Python, editors/vscode/node_modules
 for JavaScript and TypeScript, the Go standard library), the cursor is put on four lines of each
 definition: the first body line, a line in the middle of the body, the signature, a decorator. There
-`lsp_server.scope.choose_region(text, offset, offset, "auto", language)` must choose the truth span:
+`lsp_server.regions.choose_region(text, offset, offset, "auto", language)` must choose the truth span:
 the innermost definition holding that line, from its leading block (decorators and the comment
 block directly above) to its last line. The truth comes from each language's own parser: Python's
 `ast`, the TypeScript compiler (`scope_truth/ts_truth.js`) and `go/ast` (`scope_truth/go_truth.go`);

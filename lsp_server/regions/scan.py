@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from itertools import chain
 
 from ..languages.headers import Header, HeaderText, blank, collapse, skip_space, statement_start
@@ -91,36 +92,61 @@ class Scan:
     def find(self, cursor: int) -> Block | None:
         """The innermost definition block whose span holds line `cursor`, if it starts below the scan's
         start; its `end` is set (the end of the text when it never closes)."""
-        line_start, line_end = self.offsets[cursor], self.offsets[cursor + 1]
+        closed_here, rest = self._read_line(cursor)
+        self.around = [*self.stack, *closed_here]
+        best, best_depth = self._innermost(closed_here)
+        ahead, ahead_depth = self._definition_ahead(rest, cursor, best_depth)
+        if ahead is not None and best_depth < ahead_depth:
+            best = ahead
+        if best is None:
+            return None
+        if best.end < 0:
+            self._read_until_closed(best, rest)
+        return best
+
+    def _open(self, at: int, word: str) -> Block:
         stack = self.stack
+        block = Block(at, stack[-1] if stack else None, word)
+        stack.append(block)
+        return block
+
+    def _close(self, at: int) -> Block | None:
+        """The block that ends at `at`, its end set and counted among its parent's kids; None for the
+        end of a block opened above the scan's start."""
+        stack = self.stack
+        if not stack:
+            self.top_kids.append(at)
+            return None
+        block = stack.pop()
+        block.end = at
+        (stack[-1].kids if stack else self.top_kids).append(at)
+        return block
+
+    def _read_line(self, cursor: int) -> tuple[list[Block], Iterator[Event]]:
+        """Read the events up to the end of line `cursor`: the blocks closed on it, and the events after."""
+        line_start, line_end = self.offsets[cursor], self.offsets[cursor + 1]
         closed_here: list[Block] = []
         events = self.events
-        pending: Event | None = None
         for event in events:
             at, what, word = event
             if at >= line_end:
-                pending = event
-                break
+                return closed_here, chain((event,), events)
             if what == OPEN:
-                stack.append(Block(at, stack[-1] if stack else None, word))
+                self._open(at, word)
             elif what == CLOSE:
-                if stack:
-                    block = stack.pop()
-                    block.end = at
-                    (stack[-1].kids if stack else self.top_kids).append(at)
-                    if at >= line_start:
-                        closed_here.append(block)
-                else:  # the end of a block opened above the scan's start
-                    self.top_kids.append(at)
+                block = self._close(at)
+                if block is not None and at >= line_start:
+                    closed_here.append(block)
             else:
                 self._resync(at)
-        rest = chain((pending,), events) if pending is not None else events
-        self.around = [*stack, *closed_here]
+        return closed_here, events
 
-        # Open at the end of the line: the innermost definition among them holds the line.
+    def _innermost(self, closed_here: list[Block]) -> tuple[Block | None, int]:
+        """The innermost definition holding the line, among the blocks open at its end and those closed
+        on it, with its depth (-1: none)."""
         best: Block | None = None
         best_depth = -1
-        for depth, block in enumerate(stack):
+        for depth, block in enumerate(self.stack):
             if self.header(block).kind:
                 best, best_depth = block, depth
         # Closed on the line: a deeper one (a method closing inside its class) holds it more closely.
@@ -129,30 +155,29 @@ class Scan:
                 depth = depth_of(block)
                 if depth > best_depth:
                     best, best_depth = block, depth
+        return best, best_depth
 
-        # Read on while the line may belong to the header (or leading comments) of a block below: the
-        # statement holding the line lies in one of the blocks open here (or at the scan's top); a child
-        # block that starts a later statement rules its parent out, one that is a definition starting
-        # at or above the line is the answer. Children of blocks opened further down are parts of some
-        # header (a decorator's argument, a type), never what is looked for.
+    def _definition_ahead(self, rest: Iterator[Event], cursor: int, best_depth: int) -> tuple[Block | None, int]:
+        """Read on while the line may belong to the header (or leading comments) of a block below: the
+        statement holding the line lies in one of the blocks open here (or at the scan's top); a child
+        block that starts a later statement rules its parent out, one that is a definition starting at
+        or above the line is the answer. Children of blocks opened further down are parts of some
+        header (a decorator's argument, a type), never what is looked for."""
+        stack = self.stack
         holders: list[Block | None] = [None, *stack]
         # A definition found through a level at or above `best` would hold `best`: not more inner.
         holders[: best_depth + 1] = [GONE] * (best_depth + 1)
         alive = len(holders) - best_depth - 1
-        ahead: Block | None = None
-        ahead_depth = -1
         for at, what, word in rest:
             if what == OPEN:
                 parent = stack[-1] if stack else None
-                block = Block(at, parent, word)
-                stack.append(block)
+                block = self._open(at, word)
                 level = len(stack) - 1  # the parent's index in holders
                 if level >= len(holders) or holders[level] is not parent:
                     continue
                 header = self.header(block)
                 if header.kind and self.first_line(block) <= cursor:
-                    ahead, ahead_depth = block, level
-                    break
+                    return block, level
                 if header.kind or self.leading_start(self.line_of(header.statement)) > cursor:
                     # A later statement in this block. If it holds statements (code, a definition's
                     # body), the cursor's statement is no header part of anything further out either.
@@ -164,44 +189,32 @@ class Scan:
                                 holders[outer] = GONE
                                 alive -= 1
             elif what == CLOSE:
-                if stack:
-                    block = stack.pop()
-                    block.end = at
-                    (stack[-1].kids if stack else self.top_kids).append(at)
-                    level = len(stack) + 1
-                    if level < len(holders) and holders[level] is block:
-                        holders[level] = GONE
-                        alive -= 1
-                else:
-                    self.top_kids.append(at)
-                    if holders[0] is None:  # the block the scan started in has ended
-                        holders[0] = GONE
-                        alive -= 1
+                closed = self._close(at)
+                level = len(stack) + 1
+                if closed is not None and level < len(holders) and holders[level] is closed:
+                    holders[level] = GONE
+                    alive -= 1
+                elif closed is None and holders[0] is None:  # the block the scan started in has ended
+                    holders[0] = GONE
+                    alive -= 1
             else:
                 self._resync(at)
                 continue
             if alive <= 0:
                 break
-        if ahead is not None and best_depth < ahead_depth:
-            best = ahead
-        if best is None:
-            return None
-        if best.end < 0:
-            for at, what, word in rest:
-                if what == OPEN:
-                    stack.append(Block(at, stack[-1] if stack else None, word))
-                elif what == CLOSE:
-                    if stack:
-                        block = stack.pop()
-                        block.end = at
-                        (stack[-1].kids if stack else self.top_kids).append(at)
-                else:
-                    self._resync(at)
-                if best.end >= 0:
-                    break
+        return None, -1
+
+    def _read_until_closed(self, block: Block, rest: Iterator[Event]) -> None:
+        for at, what, word in rest:
+            if what == OPEN:
+                self._open(at, word)
+            elif what == CLOSE:
+                self._close(at)
             else:
-                best.end = len(self.text)  # never closed: to the end of the text
-        return best
+                self._resync(at)
+            if block.end >= 0:
+                return
+        block.end = len(self.text)  # never closed: to the end of the text
 
     def _resync(self, at: int) -> None:
         """A definition keyword at column 0 while nested: the blocks still open there were never closed

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .pacing import pace
+from .pacing import Paced, pace
 from .profiles import BackendProfile
 from .responders import model_answer
 from .speculation import tokenize
@@ -172,23 +172,9 @@ class ReplyStream:
     ) -> bool:
         if reply.delay_headers_s:
             await asyncio.sleep(reply.delay_headers_s)
-        if request.get("model") not in self.models:
-            await self._send(
-                writer, 404, {"error": {"message": f"The model `{request.get('model')}` does not exist."}}, {}
-            )
-            return True
-        if reply.reject_prediction and "prediction" in request:
-            await self._send(
-                writer, 400, {"error": {"message": "Unrecognized request argument supplied: prediction"}}, {}
-            )
-            return True
-        if reply.status != 200 and reply.error_body_bytes:
-            return await self._send_padded(
-                writer, reply.status, b'{"error": {"message": "', reply.error_body_bytes, b'"}}'
-            )
-        if reply.status != 200:
-            await self._send(writer, reply.status, {"error": {"message": reply.error or "error"}}, reply.headers)
-            return True
+        refused = await self._refused(request, reply, writer)
+        if refused is not None:
+            return refused
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n"
@@ -206,12 +192,10 @@ class ReplyStream:
             return await self._flood(writer, reply, chunk)
         answer = reply.text if reply.text is not None else model_answer(request, self.responder)
         paced = pace(request, answer, self.kind, self.profile, self.speculation, reply.finish_reason, self.proposer)
-        sim, steps, finish, prompt_tokens = paced.sim, paced.steps, paced.finish, paced.prompt_tokens
-        created = int(time.time())
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": request["model"]}
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time())}
 
         def event(payload: dict[str, Any]) -> None:
-            chunk(b"data: " + json.dumps({**base, **payload}).encode() + b"\n\n")
+            chunk(b"data: " + json.dumps({**base, "model": request["model"], **payload}).encode() + b"\n\n")
 
         self.active_streams += 1
         self.peak_active_streams = max(self.peak_active_streams, self.active_streams)
@@ -220,80 +204,10 @@ class ReplyStream:
             event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
             await writer.drain()
             if paced.wait_passes:
-                await asyncio.sleep(self.prefill_s(prompt_tokens))
-            sent = 0
-            emitted = 0
-            continuous_usage = self.kind == "vllm" and bool(
-                (request.get("stream_options") or {}).get("continuous_usage_stats")
-            )
-            stalled = False
-            for index, text in enumerate(steps):
-                if self.load_model:
-                    self._in_pass[stream_id] = 1 + (sim.drafts[index] if index < len(sim.drafts) else 0)
-                delay = self.pass_s(len(self._in_pass), sum(self._in_pass.values()), paced.pass_costs[index])
-                await asyncio.sleep(delay)
-                if 0 <= reply.drop_after_chars <= sent:
-                    writer.transport.abort()
-                    return False
-                if not stalled and 0 <= reply.stall_after_chars <= sent:
-                    stalled = True
-                    if not await self._pause(reply.stall_s, reader):
-                        writer.transport.abort()
-                        return False
-                payload: dict[str, Any] = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
-                emitted += len(tokenize(text))
-                if continuous_usage:  # vLLM's continuous_usage_stats: the running count on every chunk
-                    payload["usage"] = {"prompt_tokens": 0, "completion_tokens": emitted, "total_tokens": emitted}
-                event(payload)
-                await writer.drain()
-                if not sent and text:
-                    self.first_content_sent_at.append(time.time())
-                sent += len(text)
-            completion_tokens = sum(len(tokenize(s)) for s in steps)
-            final: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": finish}
-            usage: dict[str, Any] = {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            }
-            self.counters["accepted"] += sim.accepted
-            self.counters["drafted"] += sim.drafted
-            if self.kind == "openai":
-                event({"choices": [final]})
-                if "prediction" in request:
-                    # As OpenAI does: rejected prediction tokens are billed as completion tokens.
-                    usage["completion_tokens"] += sim.rejected
-                    usage["total_tokens"] += sim.rejected
-                    usage["completion_tokens_details"] = {
-                        "accepted_prediction_tokens": sim.accepted,
-                        "rejected_prediction_tokens": sim.rejected,
-                        "reasoning_tokens": 0,
-                    }
-                if (request.get("stream_options") or {}).get("include_usage"):
-                    event({"choices": [], "usage": usage})
-            elif self.kind == "vllm":
-                event({"choices": [final]})
-                extra: dict[str, Any] = {}
-                if self.spec_decode_metrics and self.speculation:
-                    extra["metrics"] = {
-                        "speculative_decoding": {
-                            "num_spec_steps": len(steps),
-                            "num_draft_tokens": sim.drafted,
-                            "num_accepted_draft_tokens": sim.accepted,
-                            "draft_acceptance_rate": sim.accepted / sim.drafted if sim.drafted else 0.0,
-                        }
-                    }
-                if (request.get("stream_options") or {}).get("include_usage"):
-                    event({"choices": [], "usage": usage, **extra})
-            else:  # llamacpp: no usage chunk, timings on the last chunk
-                event(
-                    {
-                        "choices": [final],
-                        # llama.cpp reports drafts only when it runs with a draft (speculation).
-                        "timings": {"predicted_n": completion_tokens}
-                        | ({"draft_n": sim.drafted, "draft_n_accepted": sim.accepted} if self.speculation else {}),
-                    }
-                )
+                await asyncio.sleep(self.prefill_s(paced.prompt_tokens))
+            if not await self._stream_steps(request, reply, paced, stream_id, event, reader, writer):
+                return False
+            self._end_events(request, paced, event)
             chunk(b"data: [DONE]\n\n")
             writer.write(b"0\r\n\r\n")
             await writer.drain()
@@ -304,3 +218,113 @@ class ReplyStream:
         finally:
             self.active_streams -= 1
             self._in_pass.pop(stream_id, None)
+
+    async def _refused(self, request: dict[str, Any], reply: Reply, writer: asyncio.StreamWriter) -> bool | None:
+        """An error reply, as the backend sends it (an unknown model, a refused `prediction`, a status
+        the test asked for); None when the request is answered with a stream."""
+        if request.get("model") not in self.models:
+            message = f"The model `{request.get('model')}` does not exist."
+            await self._send(writer, 404, {"error": {"message": message}}, {})
+            return True
+        if reply.reject_prediction and "prediction" in request:
+            message = "Unrecognized request argument supplied: prediction"
+            await self._send(writer, 400, {"error": {"message": message}}, {})
+            return True
+        if reply.status != 200 and reply.error_body_bytes:
+            padded = reply.error_body_bytes
+            return await self._send_padded(writer, reply.status, b'{"error": {"message": "', padded, b'"}}')
+        if reply.status != 200:
+            await self._send(writer, reply.status, {"error": {"message": reply.error or "error"}}, reply.headers)
+            return True
+        return None
+
+    async def _stream_steps(
+        self,
+        request: dict[str, Any],
+        reply: Reply,
+        paced: Paced,
+        stream_id: int,
+        event: Callable[[dict[str, Any]], None],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        """The answer's content chunks, one a forward pass, paced; False when the reply drops the
+        connection (or the client did, during a stall)."""
+        sim, steps = paced.sim, paced.steps
+        sent = 0
+        emitted = 0
+        options = request.get("stream_options") or {}
+        continuous_usage = self.kind == "vllm" and bool(options.get("continuous_usage_stats"))
+        stalled = False
+        for index, text in enumerate(steps):
+            if self.load_model:
+                self._in_pass[stream_id] = 1 + (sim.drafts[index] if index < len(sim.drafts) else 0)
+            await asyncio.sleep(self.pass_s(len(self._in_pass), sum(self._in_pass.values()), paced.pass_costs[index]))
+            if 0 <= reply.drop_after_chars <= sent:
+                writer.transport.abort()
+                return False
+            if not stalled and 0 <= reply.stall_after_chars <= sent:
+                stalled = True
+                if not await self._pause(reply.stall_s, reader):
+                    writer.transport.abort()
+                    return False
+            payload: dict[str, Any] = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+            emitted += len(tokenize(text))
+            if continuous_usage:  # vLLM's continuous_usage_stats: the running count on every chunk
+                payload["usage"] = {"prompt_tokens": 0, "completion_tokens": emitted, "total_tokens": emitted}
+            event(payload)
+            await writer.drain()
+            if not sent and text:
+                self.first_content_sent_at.append(time.time())
+            sent += len(text)
+        return True
+
+    def _end_events(self, request: dict[str, Any], paced: Paced, event: Callable[[dict[str, Any]], None]) -> None:
+        """The last chunk and the usage, each backend kind its own way."""
+        sim, steps, prompt_tokens = paced.sim, paced.steps, paced.prompt_tokens
+        completion_tokens = sum(len(tokenize(s)) for s in steps)
+        final: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": paced.finish}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        self.counters["accepted"] += sim.accepted
+        self.counters["drafted"] += sim.drafted
+        wants_usage = bool((request.get("stream_options") or {}).get("include_usage"))
+        if self.kind == "openai":
+            event({"choices": [final]})
+            if "prediction" in request:
+                # As OpenAI does: rejected prediction tokens are billed as completion tokens.
+                usage["completion_tokens"] += sim.rejected
+                usage["total_tokens"] += sim.rejected
+                usage["completion_tokens_details"] = {
+                    "accepted_prediction_tokens": sim.accepted,
+                    "rejected_prediction_tokens": sim.rejected,
+                    "reasoning_tokens": 0,
+                }
+            if wants_usage:
+                event({"choices": [], "usage": usage})
+        elif self.kind == "vllm":
+            event({"choices": [final]})
+            extra: dict[str, Any] = {}
+            if self.spec_decode_metrics and self.speculation:
+                extra["metrics"] = {
+                    "speculative_decoding": {
+                        "num_spec_steps": len(steps),
+                        "num_draft_tokens": sim.drafted,
+                        "num_accepted_draft_tokens": sim.accepted,
+                        "draft_acceptance_rate": sim.accepted / sim.drafted if sim.drafted else 0.0,
+                    }
+                }
+            if wants_usage:
+                event({"choices": [], "usage": usage, **extra})
+        else:  # llamacpp: no usage chunk, timings on the last chunk
+            event(
+                {
+                    "choices": [final],
+                    # llama.cpp reports drafts only when it runs with a draft (speculation).
+                    "timings": {"predicted_n": completion_tokens}
+                    | ({"draft_n": sim.drafted, "draft_n_accepted": sim.accepted} if self.speculation else {}),
+                }
+            )

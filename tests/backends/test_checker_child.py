@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.formats import check_command
+from lsp_server.check import command as check_command
 from lsp_server.pipeline.engine import Engine
 from lsp_server.testing.fake_backend import FakeBackend
 from tests.backends.test_repair import FUNCTION, RENAMED, SOURCE, config, request

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from lsp_server.check import verify as verify_module
 from lsp_server.config.layers import Layer
 from lsp_server.config.load import build_config
 from lsp_server.config.schema import Config
-from lsp_server.formats import verify as verify_module
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from lsp_server.stats.words import status_text, summary
