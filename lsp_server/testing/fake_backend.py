@@ -26,6 +26,7 @@ package's `__init__` maps the modules beside it.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -41,6 +42,32 @@ from ..testing import context_limit
 from .profiles import PERFECT, PROFILES, BackendProfile, profile_named
 from .replies import Reply, ReplyStream
 from .responders import SlippingResponder, corpus_responder, rule_responder
+
+
+def _profile_with(
+    profile: BackendProfile, kind: str, draft_len: int | None, prefill_tokens_per_pass: float | None
+) -> BackendProfile:
+    """`profile` for a `kind` backend, with the draft length and prefill speed a test set (the upper
+    bound's only: a calibrated profile is kept whole)."""
+    if (prefill_tokens_per_pass or 0) < 0:
+        raise ValueError("prefill_tokens_per_pass must be 0 (off) or more")
+    if kind not in profile.kinds:
+        raise ValueError(f"the profile {profile.name} is for a {' or '.join(profile.kinds)} backend, not {kind}")
+    changed = [
+        name
+        for name, value in (("draft_len", draft_len), ("prefill_tokens_per_pass", prefill_tokens_per_pass))
+        if value is not None
+    ]
+    if changed and not profile.upper_bound:
+        fixed = " and ".join(changed)
+        raise ValueError(f"the profile {profile.name} is calibrated as a whole: {fixed} cannot be changed")
+    return dataclasses.replace(
+        profile,
+        draft_len=profile.draft_len if draft_len is None else draft_len,
+        prefill_tokens_per_pass=profile.prefill_tokens_per_pass
+        if prefill_tokens_per_pass is None
+        else prefill_tokens_per_pass,
+    )
 
 
 class FakeBackend(ReplyStream):
@@ -70,28 +97,11 @@ class FakeBackend(ReplyStream):
         roots: dict[str, str] | None = None,
         proposer: bool = False,
     ) -> None:
-        if load_factor < 0 or batch_tokens < 0 or (prefill_tokens_per_pass or 0) < 0:
-            raise ValueError("load_factor, batch_tokens and prefill_tokens_per_pass must be 0 (off) or more")
-        if kind not in profile.kinds:
-            raise ValueError(f"the profile {profile.name} is for a {' or '.join(profile.kinds)} backend, not {kind}")
-        changed = [
-            name
-            for name, value in (("draft_len", draft_len), ("prefill_tokens_per_pass", prefill_tokens_per_pass))
-            if value is not None
-        ]
-        if changed and not profile.upper_bound:
-            raise ValueError(
-                f"the profile {profile.name} is calibrated as a whole: {' and '.join(changed)} cannot be changed"
-            )
         self.kind = kind
         self.step_s = step_s
-        self.profile = dataclasses.replace(
-            profile,
-            draft_len=profile.draft_len if draft_len is None else draft_len,
-            prefill_tokens_per_pass=profile.prefill_tokens_per_pass
-            if prefill_tokens_per_pass is None
-            else prefill_tokens_per_pass,
-        )
+        self.profile = _profile_with(profile, kind, draft_len, prefill_tokens_per_pass)
+        if load_factor < 0 or batch_tokens < 0:
+            raise ValueError("load_factor and batch_tokens must be 0 (off) or more")
         self.models = models
         # Bytes of padding in one more /models entry (0: none): a list too large to be read whole.
         self.models_padding_bytes = 0
@@ -321,9 +331,7 @@ class FakeBackend(ReplyStream):
         return True
 
 
-def main() -> None:
-    import argparse
-
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", default="openai", choices=["openai", "vllm", "llamacpp"])
     parser.add_argument("--port", type=int, default=0)
@@ -386,6 +394,11 @@ def main() -> None:
     parser.add_argument(
         "--slip-every", type=int, default=3, metavar="N", help="with --slip: one answer in N (default 3)"
     )
+    return parser
+
+
+def main() -> None:
+    parser = _parser()
     args = parser.parse_args()
     if args.load_factor < 0 or args.batch_tokens < 0 or (args.prefill_tokens_per_pass or 0) < 0:
         parser.error("--load-factor, --batch-tokens and --prefill-tokens-per-pass must be 0 (off) or more")
