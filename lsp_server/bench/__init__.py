@@ -18,6 +18,7 @@ One module per job, each importing only those listed before it:
 - `spread`: a figure over several runs, its median and range;
 - `display`: the progress display on stderr;
 - `interrupt`: Ctrl-C during a bench, what was measured kept and marked;
+- `invocation`: how a bench was started (its command, tasks, note, progress stream, Ctrl-C), as each kind reports it;
 - `setup`: the backends, modes, levels and repetitions, checked before anything is sent (`make_plan`);
 - `schedule`: the schedule, each run and batch through the engine, the frame every bench runs in
   (`around`), the whole bench (`measure`);

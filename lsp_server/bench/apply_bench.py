@@ -14,15 +14,11 @@ when its edits give the task's expected file.
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import time
 import uuid
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TextIO
 
-from .. import __version__
 from ..formats.edits import apply_replacements
 from ..pipeline.engine import Engine
 from ..pipeline.outcome import settle
@@ -33,10 +29,10 @@ from ..pipeline.totals import batch_totals
 from ..regions import ScopeCache
 from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, ApplyRun
 from .apply_tasks import ApplyTask, Skipped
-from .interrupt import Interrupt, interrupted_note, keeps
-from .probes import describe_server, drafts_between, machine, read_counters
-from .report import Meta
-from .schedule import BenchPlan, SizeRuleOnly, warm_up
+from .interrupt import keeps
+from .invocation import Invocation
+from .probes import describe_server, drafts_between, read_counters
+from .schedule import Around, BenchPlan, SizeRuleOnly, warm_up
 from .tasks import BenchError
 
 APPLY_ORDER = (
@@ -125,25 +121,20 @@ async def run_apply(
 async def measure_apply(
     engine: Engine,
     plan: ApplyBenchPlan,
-    *,
-    tasks_dir: Path,
-    command: str,
-    note: str = "",
-    progress_stream: TextIO | None = None,
-    interrupt: Interrupt | None = None,
+    invocation: Invocation,
 ) -> ApplyReport:
     """The whole apply bench: warm up, describe the servers, every task's three merges per repetition (a
     line each on stderr), /metrics read before and after. Raises BenchError."""
     if not isinstance(engine.formats, SizeRuleOnly):
         raise BenchError("the bench's engine decides `auto` by size alone: make it with Engine(SizeRuleOnly())")
-    stream = progress_stream or sys.stderr
+    stream = invocation.progress_stream or sys.stderr
     await warm_up(engine, plan.bench)
     backend_info = await describe_server(plan.bench.backend)
     baseline_info = await describe_server(plan.bench.baseline) if plan.bench.baseline_is_other_backend else None
     before = await read_counters(plan.bench.backend)
     started = time.monotonic()
     runs: list[ApplyRun] = []
-    async with keeps(interrupt):
+    async with keeps(invocation.interrupt):
         for repetition, task, modes in apply_schedule(plan):
             for position, mode in enumerate(modes):
                 run = await run_apply(engine, plan, task, mode, repetition, position)
@@ -154,22 +145,9 @@ async def measure_apply(
                     f"{run.wall_ms / 1000:.2f} s, {run.parts} part(s), {verdict}\n"
                 )
                 stream.flush()
-    after = await read_counters(plan.bench.backend)
-    meta = Meta(
-        date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        refactor_lsp=__version__,
-        command=command,
-        backend=backend_info,
-        baseline=baseline_info,
-        tasks_dir=str(tasks_dir),
-        repetitions=plan.bench.repeat,
-        max_tokens=plan.bench.max_tokens,
-        temperature=0.0,
-        order=APPLY_ORDER,
-        note=note,
-        machine=machine(),
-        wall_s=round(time.monotonic() - started, 1),
-        metrics_during_bench=drafts_between(before, after),
-        interrupted=interrupted_note(len(runs), plan.runs) if interrupt is not None and interrupt.happened else None,
+    drafts = drafts_between(before, await read_counters(plan.bench.backend))
+    frame = Around(backend_info, baseline_info, round(time.monotonic() - started, 1), drafts)
+    meta = frame.meta(
+        plan.bench, invocation, order=APPLY_ORDER, interrupted=invocation.interrupted(len(runs), plan.runs)
     )
     return ApplyReport(meta, plan.tasks, plan.skipped, tuple(runs))

@@ -15,8 +15,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TextIO
 
 from ..config.schema import Config
 from ..formats.edits import apply_replacements
@@ -29,7 +27,8 @@ from ..regions.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
 from .display import ProgressDisplay
-from .interrupt import Interrupt, interrupted_note, keeps
+from .interrupt import keeps
+from .invocation import Invocation
 from .runs import Mode, Run
 from .schedule import around, check_prediction_ran, record, similarity
 from .setup import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
@@ -169,19 +168,14 @@ async def run_batch_task(
 async def measure_batches(
     engine: Engine,
     plan: BatchBenchPlan,
-    *,
-    tasks_dir: Path,
-    command: str,
-    note: str = "",
-    progress_stream: TextIO | None = None,
-    interrupt: Interrupt | None = None,
+    invocation: Invocation,
 ) -> BatchReport:
     """The whole bench of batch tasks: every task's four batch runs per repetition, in `schedule.around`'s
     frame (warm-up N at once). Ctrl-C (`interrupt`) ends it with the batch runs measured. Raises BenchError."""
 
     async def run_all(progress: ProgressDisplay) -> list[BatchTaskRun]:
         runs: list[BatchTaskRun] = []
-        async with keeps(interrupt):
+        async with keeps(invocation.interrupt):
             for repetition, task, cells in batch_schedule(plan):
                 for position, cell in enumerate(cells):
                     progress.begin(task.name, cell[0], repetition, cell[1])
@@ -189,17 +183,14 @@ async def measure_batches(
         return runs
 
     runs, frame = await around(
-        engine, plan.bench, run_all, runs=plan.targets, at_once=plan.jobs, progress_stream=progress_stream
+        engine, plan.bench, run_all, runs=plan.targets, at_once=plan.jobs, progress_stream=invocation.progress_stream
     )
-    stopped = interrupt is not None and interrupt.happened
     meta = frame.meta(
         plan.bench,
-        command=command,
-        tasks_dir=tasks_dir,
-        note=note,
+        invocation,
         order=BATCH_ORDER,
         concurrency=(1, plan.jobs),
-        interrupted=interrupted_note(len(runs), len(batch_schedule(plan)) * 4) if stopped else None,
+        interrupted=invocation.interrupted(len(runs), len(batch_schedule(plan)) * 4),
     )
     tasks = tuple(
         summarize_task(task.name, task.language, len(task.targets), plan.jobs, [r for r in runs if r.task == task.name])

@@ -12,7 +12,6 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from .. import __version__
@@ -23,7 +22,8 @@ from ..pipeline.engine import Engine
 from ..pipeline.plan import Progress, RefactorError
 from .display import ProgressDisplay
 from .formats_report import summarize_formats
-from .interrupt import Interrupt, interrupted_note, keeps
+from .interrupt import keeps
+from .invocation import Invocation
 from .probes import DraftsCounted, ServerInfo, describe_server, drafts_between, machine, read_counters
 from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
@@ -250,20 +250,20 @@ class Around:
     wall_s: float
     drafts: DraftsCounted | None
 
-    def meta(self, plan: BenchPlan, *, command: str, tasks_dir: Path, note: str, order: str, **more: Any) -> Meta:
+    def meta(self, plan: BenchPlan, invocation: Invocation, *, order: str, **more: Any) -> Meta:
         """The report's header; `more`: what only some benches say (levels, edit formats)."""
         return Meta(
             date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             refactor_lsp=__version__,
-            command=command,
+            command=invocation.command,
             backend=self.backend,
             baseline=self.baseline,
-            tasks_dir=str(tasks_dir),
+            tasks_dir=str(invocation.tasks_dir),
             repetitions=plan.repeat,
             max_tokens=plan.max_tokens,
             temperature=0.0,
             order=order,
-            note=note,
+            note=invocation.note,
             machine=machine(),
             wall_s=self.wall_s,
             metrics_during_bench=self.drafts,
@@ -305,12 +305,7 @@ async def around(
 async def measure(
     engine: Engine,
     plan: BenchPlan,
-    *,
-    tasks_dir: Path,
-    command: str,
-    note: str = "",
-    progress_stream: TextIO | None = None,
-    interrupt: Interrupt | None = None,
+    invocation: Invocation,
 ) -> Report:
     """The whole bench: every pair at each concurrency level (reading /metrics around each level under
     load), in `around`'s frame. The engine is made with `SizeRuleOnly()`, so that `auto` decides by the
@@ -326,11 +321,11 @@ async def measure(
                 await warm_up(engine, plan, at_once)
             level_before = await read_counters(plan.backend) if plan.under_load else None
             collected = LevelCollector(at_once)
-            async with keeps(interrupt):
+            async with keeps(invocation.interrupt):
                 await run_level(engine, plan, at_once, progress, collected)
             ran.append(collected.level())
             done = progress.done_count
-            if interrupt is not None and interrupt.happened:
+            if invocation.stopped:
                 break
             if plan.under_load:
                 level = ran[-1]
@@ -338,12 +333,10 @@ async def measure(
                 loads.append(summarize_level(at_once, level.pairs, level.batches, level.wall_s, counted))
         return ran, loads
 
-    (ran, loads), frame = await around(engine, plan, levels, runs=plan.runs, progress_stream=progress_stream)
+    (ran, loads), frame = await around(engine, plan, levels, runs=plan.runs, progress_stream=invocation.progress_stream)
     meta = frame.meta(
         plan,
-        command=command,
-        tasks_dir=tasks_dir,
-        note=note,
+        invocation,
         order=(FORMATS_ORDER if plan.edit_formats else ORDER) + (LOAD_ORDER if plan.under_load else ""),
         concurrency=plan.concurrency,
         edit_formats=plan.edit_formats,
@@ -351,7 +344,7 @@ async def measure(
         if plan.edit_formats
         else None,
         hunks_form=plan.config.refactor.hunks_form if plan.edit_formats else None,
-        interrupted=interrupted_note(done, plan.runs) if interrupt is not None and interrupt.happened else None,
+        interrupted=invocation.interrupted(done, plan.runs),
     )
     formats = None
     if plan.edit_formats:

@@ -78,12 +78,13 @@ async def _measure_and_show(
     show: tuple[Callable[[ReportT], str], Callable[[ReportT], str]],
     verdict: Callable[[ReportT], str | None],
 ) -> int:
-    """Run a bench on an engine of its own (`measuring(engine, plan, tasks_dir=, command=, note=)`), print
+    """Run a bench on an engine of its own (`measuring(engine, plan, invocation)`), print
     its table (`show`: the terminal's and the markdown's renderers), write --markdown and --json, and
     judge it: `verdict` says why nothing could be compared, else None. The user's history must not steer
     `auto` in a measurement: the size rule decides."""
     from ..bench import BenchError, SizeRuleOnly
     from ..bench.interrupt import Interrupt
+    from ..bench.invocation import Invocation
     from ..pipeline.engine import Engine
 
     terminal, markdown = show
@@ -91,9 +92,8 @@ async def _measure_and_show(
     interrupt = Interrupt()
     interrupt.install()
     try:
-        report = await measuring(
-            engine, plan, tasks_dir=tasks_dir, command=_bench_command(args), note=args.note or "", interrupt=interrupt
-        )
+        invocation = Invocation(tasks_dir, _bench_command(args), args.note or "", interrupt=interrupt)
+        report = await measuring(engine, plan, invocation)
     except BenchError as exc:
         error(str(exc))
         return Exit.FAILED
