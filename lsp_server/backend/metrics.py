@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .acceptance import Acceptance
+from .acceptance import Acceptance, plausible
 from .clients import get_capped
 
 if TYPE_CHECKING:
@@ -108,8 +109,14 @@ class _Snapshot:
     finished: float | None
 
     @classmethod
-    def of(cls, values: dict[str, float]) -> _Snapshot:
-        return cls(values.get(ACCEPTED), values.get(DRAFTED), values.get(FINISHED))
+    def of(cls, values: dict[str, float]) -> _Snapshot | None:
+        """The counters, or None when one is there but is no counter's value: a counter only grows from 0
+        and stays finite; an infinite one (1e308 summed twice) would make the difference infinite or NaN,
+        a negative one inflate it. Such a page says nothing, not "no speculation"."""
+        counters = [values.get(name) for name in (ACCEPTED, DRAFTED, FINISHED)]
+        if any(value is not None and not (math.isfinite(value) and value >= 0) for value in counters):
+            return None
+        return cls(*counters)
 
 
 class SpecDecodeProbe:
@@ -135,7 +142,10 @@ class SpecDecodeProbe:
         import httpx
 
         try:
-            return _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
+            snapshot = _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
+            if snapshot is None:
+                log.info("%s shows speculative-decoding counters that no counter can have; not read", self.url)
+            return snapshot
         except httpx.HTTPStatusError as exc:
             # The server answers but has no metrics page there: do not ask it again.
             log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
@@ -222,7 +232,8 @@ async def stream_measured(
         probe.abandon()
         memory.remember_per_request_metrics(backend)
         return completion
-    completion.acceptance = await probe.finish()
+    # Counters mixed with another client's requests can count more accepted than this answer has.
+    completion.acceptance = plausible(await probe.finish(), completion.completion_tokens)
     note = note_for(completion.acceptance) if completion.acceptance else None
     if note:
         completion.notes.append(note)

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from ..config.schema import BackendConfig, RefactorSettings
 from ..text import clip
-from .acceptance import Acceptance, read_acceptance
+from .acceptance import Acceptance, plausible, read_acceptance, section, token_count
 from .clients import ClientPool
 from .errors import BackendError, redact
 
@@ -229,7 +229,11 @@ class _Reader:
 
     def _chunk(self, chunk: Any) -> None:
         result = self.result
-        tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
+        # The SDK does not validate a streamed chunk: a count is read only where it is a count (a `usage`
+        # that is no object at all is a malformed stream: AttributeError).
+        tokens_so_far = (
+            token_count(chunk.usage.completion_tokens) if chunk.usage is not None and chunk.choices else None
+        )
         for choice in chunk.choices or []:
             # We ask for one choice: another one interleaved into the stream is not part of the answer.
             if (getattr(choice, "index", 0) or 0) != 0:
@@ -245,8 +249,8 @@ class _Reader:
                     )
                 result.finish_reason = choice.finish_reason
         if chunk.usage is not None:
-            result.completion_tokens = chunk.usage.completion_tokens
-            result.prompt_tokens = chunk.usage.prompt_tokens
+            result.completion_tokens = token_count(chunk.usage.completion_tokens)
+            result.prompt_tokens = token_count(chunk.usage.prompt_tokens)
         if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
             self._final(chunk)
 
@@ -271,17 +275,18 @@ class _Reader:
         token count. Only final chunks carry it; dumping every chunk would cost time per token."""
         result = self.result
         raw = chunk.model_dump(warnings=False)
-        acceptance = read_acceptance(raw)
+        timings = section(raw, "timings")
+        predicted = token_count(timings.get("predicted_n"))
+        if result.completion_tokens is None and predicted is not None:
+            result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+        # The count may come in an earlier chunk than the figures: both are checked against each other.
+        acceptance = plausible(read_acceptance(raw), result.completion_tokens)
         if acceptance is not None:
             result.acceptance = acceptance
-        timings = raw.get("timings") or {}
         if acceptance is not None and acceptance.source != "usage":
             result.speculation = True
         elif timings and "draft_n" not in timings:
             result.speculation = False  # llama.cpp reports its drafts here when it makes any
-        predicted = timings.get("predicted_n")
-        if result.completion_tokens is None and isinstance(predicted, int):
-            result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
 
 
 def _stream_error(exc: Exception, backend: BackendConfig, request: StreamRequest, reader: _Reader) -> Exception:
