@@ -1,0 +1,103 @@
+"""The GETs that read what a backend says of itself (`/v1/models`, `/metrics`, `/props`: backend/clients.
+get_capped), against a hostile or broken server on 127.0.0.1: a raw asyncio server that answers each
+request with the bytes a test gives it, headers included, so that it can lie about anything."""
+
+from __future__ import annotations
+
+import asyncio
+import tracemalloc
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+
+import pytest
+
+from lsp_server.backend.clients import BodyTooLarge, BodyUnreadable
+from lsp_server.backend.metrics import METRICS_MAX_BYTES, fetch_metrics_text
+
+Answer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[[Answer], Awaitable[str]]]:
+    """`await serve(answer)`: the URL of a server that answers every request with `answer`."""
+    servers: list[asyncio.Server] = []
+
+    async def start(answer: Answer) -> str:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                await answer(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass  # the client hung up: what these tests want
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        servers.append(server)
+        return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+def whole(body: bytes, *headers: str) -> Answer:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = ["HTTP/1.1 200 OK", "Content-Type: text/plain", f"Content-Length: {len(body)}", *headers]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+
+    return answer
+
+
+def gzipped(chunks: Iterable[bytes]) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return b"".join([*(packer.compress(chunk) for chunk in chunks), packer.flush()])
+
+
+ZEROS_256_MB = [b"0" * (1 << 20)] * 256
+
+
+async def peak_bytes_of(read: Awaitable[object]) -> tuple[object, int]:
+    """What `read` gave (or raised) and the most memory Python objects held meanwhile."""
+    tracemalloc.start()
+    try:
+        try:
+            result: object = await read
+        except Exception as exc:
+            result = exc
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+async def test_gzip_inside_gzip_is_refused_before_it_is_decoded(serve: Callable[[Answer], Awaitable[str]]) -> None:
+    # 256 MB of zeros, gzipped twice: a few hundred bytes on the wire. Before, httpx decoded the inner
+    # layer whole in one call (2 GB of memory for the 1 GB version) and only then was the cap checked.
+    body = gzipped([gzipped(ZEROS_256_MB)])
+    assert len(body) < 4096
+    url = await serve(whole(body, "Content-Encoding: gzip, gzip"))
+    result, peak = await peak_bytes_of(fetch_metrics_text(url + "/metrics"))
+    assert isinstance(result, BodyUnreadable) and "Content-Encoding: gzip, gzip" in str(result) and url in str(result)
+    assert peak < 16 << 20
+
+
+async def test_a_gzip_bomb_stops_at_the_cap_while_it_is_decoded(serve: Callable[[Answer], Awaitable[str]]) -> None:
+    body = gzipped(ZEROS_256_MB)  # 250 KB on the wire; httpx decoded each 64 KB read into 64 MB
+    url = await serve(whole(body, "Content-Encoding: gzip"))
+    result, peak = await peak_bytes_of(fetch_metrics_text(url + "/metrics"))
+    assert isinstance(result, BodyTooLarge) and url in str(result)
+    assert peak < 4 * METRICS_MAX_BYTES
+
+
+async def test_a_gzipped_page_is_read(serve: Callable[[Answer], Awaitable[str]]) -> None:
+    page = "vllm:spec_decode_num_draft_tokens_total 36.0\n"
+    url = await serve(whole(gzipped([page.encode()]), "Content-Encoding: gzip"))
+    assert await fetch_metrics_text(url + "/metrics") == page
+
+
+async def test_a_damaged_gzip_body_is_refused(serve: Callable[[Answer], Awaitable[str]]) -> None:
+    url = await serve(whole(b"\x1f\x8b\x08\x00garbage-not-deflate", "Content-Encoding: gzip"))
+    with pytest.raises(BodyUnreadable, match="damaged gzip"):
+        await fetch_metrics_text(url + "/metrics")
