@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,16 @@ class BodyTooLarge(ValueError):
 
 class BodyUnreadable(ValueError):
     """A backend's answer to a GET came in a content encoding not read here, or a damaged one."""
+
+
+def read_json(body: bytes, what: str) -> Any:
+    """A backend's JSON body, parsed; BodyUnreadable when it is not JSON, not UTF-8, or nested past the
+    parser's depth (RecursionError, which `except ValueError` misses: 20 KB of `[` is enough)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deep" if isinstance(exc, RecursionError) else type(exc).__name__
+        raise BodyUnreadable(f"{what} answered something that is not JSON ({problem})") from None
 
 
 # The content encodings a GET's body is read in, one layer at most, as zlib's window bits.

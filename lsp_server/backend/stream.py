@@ -320,10 +320,17 @@ def _stream_error(exc: Exception, backend: BackendConfig, request: StreamRequest
         )
     if isinstance(exc, openai.APIConnectionError):
         return BackendError(f"the connection to {where} broke mid-answer; nothing was applied — run it again")
-    malformed = (openai.APIError, json.JSONDecodeError, ValueError, AttributeError, TypeError)
+    # RecursionError: a chunk nested past the JSON parser's depth (the SDK parses each chunk).
+    malformed = (openai.APIError, json.JSONDecodeError, ValueError, AttributeError, TypeError, RecursionError)
     if not isinstance(exc, malformed):  # AttributeError, TypeError: a chunk of the wrong shape (the SDK does not
         return exc  #                     validate streamed chunks)
-    problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
+    problem = (
+        str(exc)
+        if isinstance(exc, MalformedStream)
+        else "a chunk nested too deep"
+        if isinstance(exc, RecursionError)
+        else f"{type(exc).__name__}: {exc}"
+    )
     return BackendError(
         f"{where} sent a malformed stream ({clip(redact(problem, backend))}); nothing was applied — run it again "
         "or check the backend"

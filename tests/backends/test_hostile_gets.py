@@ -5,14 +5,22 @@ request with the bytes a test gives it, headers included, so that it can lie abo
 from __future__ import annotations
 
 import asyncio
+import threading
 import tracemalloc
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lsp_server.backend.clients import BodyTooLarge, BodyUnreadable
 from lsp_server.backend.metrics import METRICS_MAX_BYTES, fetch_metrics_text
+from lsp_server.backend.window import fetch_json, models_url, probe_window
+from lsp_server.config.schema import BackendConfig
+from tests.cli_harness import run_cli
+from tests.conftest import write_config
 
 Answer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -101,3 +109,47 @@ async def test_a_damaged_gzip_body_is_refused(serve: Callable[[Answer], Awaitabl
     url = await serve(whole(b"\x1f\x8b\x08\x00garbage-not-deflate", "Content-Encoding: gzip"))
     with pytest.raises(BodyUnreadable, match="damaged gzip"):
         await fetch_metrics_text(url + "/metrics")
+
+
+# -- `check`, as a user runs it, against a server whose /v1/models is JSON nested 20,000 deep --------
+
+DEEP = b"[" * 20_000 + b"]" * 20_000  # 40 KB: under every size cap, past the JSON parser's depth
+
+
+@pytest.fixture
+def deep_models() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = DEEP if self.path.endswith("/models") else b"vllm:num_requests_running 0\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_check_says_a_models_list_nested_too_deep_is_none(tmp_path: Path, deep_models: str) -> None:
+    # Before: RecursionError escaped `except ValueError` and `check` died with a traceback.
+    config = write_config(tmp_path, h={"type": "vllm", "base_url": deep_models, "model": "local"})
+    result = run_cli("check", config=config, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"FAIL: the backend 'h' at {deep_models} answered GET /models with something that is not a list" in (
+        result.stdout
+    )
+
+
+async def test_the_window_probe_reads_no_window_from_json_nested_too_deep(deep_models: str) -> None:
+    backend = BackendConfig(name="h", type="vllm", base_url=deep_models, model="local")
+    with pytest.raises(BodyUnreadable, match="nested too deep"):
+        await fetch_json(models_url(backend), backend)
+    assert await probe_window(backend) is None

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from lsp_server.backend.chat import stream_completion
+from lsp_server.backend.errors import BackendError
 from lsp_server.backend.stream import StreamRequest
 from lsp_server.pipeline.engine import Engine
 
@@ -140,3 +141,14 @@ async def test_metrics_counters_that_cannot_be_true_give_no_acceptance(
     stats = await refactor_stats(engine, server)
     assert stats.completion_tokens == 48
     assert stats.accepted_prediction_tokens is None and stats.acceptance_rate is None
+
+
+@pytest.mark.parametrize("answered", [False, True], ids=["before-the-answer", "after-the-answer"])
+async def test_a_chunk_nested_too_deep_is_a_malformed_stream(server: Replay, engine: Engine, answered: bool) -> None:
+    # 40 KB: under the stream's line cap, past the JSON parser's depth. Before: RecursionError escaped.
+    deep = b'data: {"choices": [], "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n\n"
+    server.streams.append((sse({"usage": USAGE_31}).split(b"data: [DONE]")[0] if answered else b"") + deep)
+    backend = config_for(server, "vllm").backend("r")
+    request = StreamRequest([{"role": "user", "content": "hi"}], None, 64, 0.0)
+    with pytest.raises(BackendError, match=r"sent a malformed stream \(a chunk nested too deep\); nothing was applied"):
+        await stream_completion(engine.clients, backend, SETTINGS, request)
