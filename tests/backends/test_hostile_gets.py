@@ -153,3 +153,59 @@ async def test_the_window_probe_reads_no_window_from_json_nested_too_deep(deep_m
     with pytest.raises(BodyUnreadable, match="nested too deep"):
         await fetch_json(models_url(backend), backend)
     assert await probe_window(backend) is None
+
+
+# -- redirects: never followed, so the key never reaches a host the user did not name -------------
+
+
+class Recorder:
+    """A threaded server that answers `routes[path]` (status, headers, body) and records each request's
+    path and Authorization header: the host a redirect points to."""
+
+    def __init__(self, routes: dict[str, tuple[int, dict[str, str], bytes]]) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                recorder.seen.append((self.path, self.headers.get("Authorization")))
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers, body = routes.get(self.path, (404, {}, b"<html>Not Found</html>"))
+                self.send_response(status)
+                for name, value in ({"Content-Length": str(len(body))} | headers).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("redirected", ["/v1/models", "/v1/chat/completions"])
+def test_check_follows_no_redirect_and_says_where_it_points(tmp_path: Path, redirected: str) -> None:
+    elsewhere = Recorder({})
+    models = (200, {"Content-Type": "application/json"}, b'{"data": [{"id": "local"}]}')
+    moved = (307, {"Location": elsewhere.url + redirected}, b"")
+    routes = {"/v1/models": models, "/v1/chat/completions": moved} | {redirected: moved}
+    backend = Recorder(routes)
+    table = {"type": "vllm", "base_url": backend.url + "/v1", "model": "local", "api_key_env": "HOSTILE_KEY"}
+    try:
+        result = run_cli("check", config=write_config(tmp_path, h=table), cwd=tmp_path, env={"HOSTILE_KEY": "sk-t"})
+    finally:
+        elsewhere.close()
+        backend.close()
+    assert result.returncode == 1, result.stderr
+    assert elsewhere.seen == []  # nothing, the key least of all, went where the redirect pointed
+    assert ("/v1/models", "Bearer sk-t") in backend.seen
+    assert f"HTTP 307: a redirect to {elsewhere.url}, not followed (the API key would go with it)" in result.stdout
+    assert "sk-t" not in result.stdout + result.stderr
