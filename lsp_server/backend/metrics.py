@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from .acceptance import Acceptance, plausible
-from .clients import get_capped
+from .clients import BodyUnreadable, get_capped
 
 if TYPE_CHECKING:
     from ..config.schema import BackendConfig
@@ -97,9 +97,18 @@ async def fetch_metrics(url: str, verify_tls: bool = True, timeout_s: float = FE
     return parse_prometheus(await fetch_metrics_text(url, verify_tls, timeout_s))
 
 
+class NotVllmMetrics(BodyUnreadable):
+    """The page at the metrics URL has no vLLM metric on it (a proxy's HTML page, another exporter)."""
+
+
 async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> str:
+    """vLLM's metrics page; NotVllmMetrics where the page has no `vllm:` metric: a page that is not vLLM's
+    says nothing of its speculation, whereas vLLM's page without the draft counters says it has none."""
     body, _ = await get_capped(url, {}, verify_tls=verify_tls, timeout_s=timeout_s, max_bytes=METRICS_MAX_BYTES)
-    return body.decode("utf-8", "replace")
+    text = body.decode("utf-8", "replace")
+    if not any(line.lstrip().startswith("vllm:") for line in text.splitlines()):
+        raise NotVllmMetrics(f"{url} is not vLLM's metrics page (no vllm: metric on it)")
+    return text
 
 
 @dataclass
@@ -117,6 +126,12 @@ class _Snapshot:
         if any(value is not None and not (math.isfinite(value) and value >= 0) for value in counters):
             return None
         return cls(*counters)
+
+
+def _said(exc: Exception) -> str:
+    import httpx
+
+    return f"HTTP {exc.response.status_code}" if isinstance(exc, httpx.HTTPStatusError) else str(exc)
 
 
 class SpecDecodeProbe:
@@ -146,9 +161,9 @@ class SpecDecodeProbe:
             if snapshot is None:
                 log.info("%s shows speculative-decoding counters that no counter can have; not read", self.url)
             return snapshot
-        except httpx.HTTPStatusError as exc:
+        except (httpx.HTTPStatusError, NotVllmMetrics) as exc:
             # The server answers but has no metrics page there: do not ask it again.
-            log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
+            log.info("%s: %s; acceptance will not be read from it", self.url, _said(exc))
             self.memory.unavailable.add(self.url)
         except Exception as exc:  # down or unreachable for now: try again next time
             log.info("cannot read %s (%s)", self.url, exc)

@@ -209,3 +209,34 @@ def test_check_follows_no_redirect_and_says_where_it_points(tmp_path: Path, redi
     assert ("/v1/models", "Bearer sk-t") in backend.seen
     assert f"HTTP 307: a redirect to {elsewhere.url}, not followed (the API key would go with it)" in result.stdout
     assert "sk-t" not in result.stdout + result.stderr
+
+
+# -- a /metrics URL that answers a page that is not vLLM's ------------------------------------------
+
+OK_STREAM = (
+    b'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "local", "choices": [{"index": 0, '
+    b'"delta": {"content": "ok"}, "finish_reason": "stop"}]}\n\n'
+    b'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "local", "choices": [], '
+    b'"usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}\n\ndata: [DONE]\n\n'
+)
+
+
+def test_check_does_not_call_a_page_that_is_not_vllms_metrics_no_speculation(tmp_path: Path) -> None:
+    # A proxy's login page, 200 and HTML: before, "no counters on it" became "this server does not
+    # speculate" in `check`, and the proposer "no" on the same grounds.
+    backend = Recorder(
+        {
+            "/v1/models": (200, {"Content-Type": "application/json"}, b'{"data": [{"id": "local"}]}'),
+            "/v1/chat/completions": (200, {"Content-Type": "text/event-stream"}, OK_STREAM),
+            "/metrics": (200, {"Content-Type": "text/html"}, b"<html><body>Sign in \xff\xfe</body></html>"),
+        }
+    )
+    table = {"type": "vllm", "base_url": backend.url + "/v1", "model": "local"}
+    try:
+        result = run_cli("check", config=write_config(tmp_path, h=table), cwd=tmp_path)
+    finally:
+        backend.close()
+    assert result.returncode == 0, result.stderr
+    assert "does not speculate" not in result.stdout
+    assert f"whether the server speculates is not known ({backend.url}/metrics" in result.stdout
+    assert "proposer: unknown:" in result.stdout
