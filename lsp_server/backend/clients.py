@@ -86,18 +86,30 @@ async def get_capped(
 ) -> tuple[bytes, str]:
     """GET `url`: its body (BodyTooLarge past `max_bytes`, decoded or not; BodyUnreadable in an encoding
     other than one layer of gzip or deflate) and content type, bounded in time too, with no redirects
-    (a redirect would carry the key elsewhere). Raises httpx's errors, an error status too."""
+    (a redirect would carry the key elsewhere). Raises httpx's errors, an error status too, and
+    TimeoutError naming the URL (a page trickled a byte a second is as late as one never sent)."""
     import httpx
 
-    async with asyncio.timeout(timeout_s):
-        async with (
-            httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client,
-            client.stream("GET", url, headers=dict(headers)) as response,
-        ):
-            response.raise_for_status()
-            encoding = response.headers.get("content-encoding", "")
-            body = await read_capped(_decoded(response.aiter_raw(), encoding, max_bytes, url), max_bytes, url)
-            return body, response.headers.get("content-type", "")
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _get(url, headers, verify_tls, timeout_s, max_bytes)
+    except (TimeoutError, httpx.TimeoutException):
+        raise TimeoutError(f"{url} did not answer within {timeout_s:g} s") from None
+
+
+async def _get(
+    url: str, headers: Mapping[str, str], verify_tls: bool, timeout_s: float, max_bytes: int
+) -> tuple[bytes, str]:
+    import httpx
+
+    async with (
+        httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client,
+        client.stream("GET", url, headers=dict(headers)) as response,
+    ):
+        response.raise_for_status()
+        encoding = response.headers.get("content-encoding", "")
+        body = await read_capped(_decoded(response.aiter_raw(), encoding, max_bytes, url), max_bytes, url)
+        return body, response.headers.get("content-type", "")
 
 
 def cap_body(response: Any, max_bytes: int) -> None:

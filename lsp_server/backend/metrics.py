@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from .acceptance import Acceptance, plausible
-from .clients import BodyUnreadable, get_capped
+from .clients import BodyTooLarge, BodyUnreadable, get_capped
 
 if TYPE_CHECKING:
     from ..config.schema import BackendConfig
@@ -161,8 +161,10 @@ class SpecDecodeProbe:
             if snapshot is None:
                 log.info("%s shows speculative-decoding counters that no counter can have; not read", self.url)
             return snapshot
-        except (httpx.HTTPStatusError, NotVllmMetrics) as exc:
-            # The server answers but has no metrics page there: do not ask it again.
+        except (httpx.HTTPStatusError, BodyUnreadable, BodyTooLarge, TimeoutError) as exc:
+            # The server answers but not with a metrics page we can read (none there, not vLLM's, too large,
+            # or too slow: a page that took FETCH_TIMEOUT_S once would add as much to every refactor):
+            # do not ask it again.
             log.info("%s: %s; acceptance will not be read from it", self.url, _said(exc))
             self.memory.unavailable.add(self.url)
         except Exception as exc:  # down or unreachable for now: try again next time

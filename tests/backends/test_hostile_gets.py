@@ -5,7 +5,9 @@ request with the bytes a test gives it, headers included, so that it can lie abo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+import time
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -15,10 +17,16 @@ from typing import Any
 
 import pytest
 
+from lsp_server.backend import metrics
 from lsp_server.backend.clients import BodyTooLarge, BodyUnreadable
 from lsp_server.backend.metrics import METRICS_MAX_BYTES, fetch_metrics_text
+from lsp_server.backend.proposer_probe import ProposerFound
 from lsp_server.backend.window import fetch_json, models_url, probe_window
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
 from lsp_server.config.schema import BackendConfig
+from lsp_server.pipeline.engine import Engine
+from lsp_server.pipeline.plan import RefactorError, RefactorRequest
 from tests.cli_harness import run_cli
 from tests.conftest import write_config
 
@@ -240,3 +248,85 @@ def test_check_does_not_call_a_page_that_is_not_vllms_metrics_no_speculation(tmp
     assert "does not speculate" not in result.stdout
     assert f"whether the server speculates is not known ({backend.url}/metrics" in result.stdout
     assert "proposer: unknown:" in result.stdout
+
+
+# -- a /metrics that trickles a byte a second ----------------------------------------------------
+
+
+async def test_a_trickling_metrics_page_times_out_naming_its_url(serve: Callable[[Answer], Awaitable[str]]) -> None:
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n")
+        for _ in range(1000):
+            writer.write(b"#")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    url = await serve(trickle)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(TimeoutError, match=rf"^{url}/metrics did not answer within 0\.5 s$"):
+        await fetch_metrics_text(url + "/metrics", timeout_s=0.5)
+    assert asyncio.get_running_loop().time() - started < 2
+
+
+class Trickling(Recorder):
+    """A vLLM-like server whose /metrics sends a byte every half second; everything else answers at once."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            {
+                "/v1/models": (200, {"Content-Type": "application/json"}, b'{"data": [{"id": "local"}]}'),
+                "/v1/chat/completions": (200, {"Content-Type": "text/event-stream"}, OK_STREAM),
+            }
+        )
+        handler = self.server.RequestHandlerClass
+        answer = handler._answer  # type: ignore[attr-defined]
+        recorder = self
+
+        def trickle_metrics(self: BaseHTTPRequestHandler) -> None:
+            if self.path != "/metrics":
+                answer(self)
+                return
+            recorder.seen.append((self.path, None))
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            for _ in range(100):
+                try:
+                    self.wfile.write(b"#")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.5)
+
+        handler.do_GET = trickle_metrics  # type: ignore[attr-defined]
+
+
+async def test_a_trickling_metrics_page_delays_one_refactor_not_every_one(engine: Engine) -> None:
+    # Before: each refactor waited FETCH_TIMEOUT_S (3 s) for /metrics before its request, every time.
+    backend = Trickling()
+    config = build_config(
+        [
+            Layer(
+                "t",
+                {
+                    "default_backend": "h",
+                    "backends": {"h": {"type": "vllm", "base_url": backend.url + "/v1", "model": "local"}},
+                },
+            )
+        ]
+    )
+    engine.proposers.remember(config.backend("h"), ProposerFound(False, "not asked here"))
+    text = "x = 1\n"
+    request = RefactorRequest("a.py", text, 0, len(text), instruction="rename x", scope="selection")
+    try:
+        waits = []
+        for _ in range(3):
+            started = time.monotonic()
+            with contextlib.suppress(RefactorError):  # "ok" is no code: refused, but measured
+                await engine.refactor(request, config)
+            waits.append(time.monotonic() - started)
+    finally:
+        backend.close()
+    assert waits[0] >= metrics.FETCH_TIMEOUT_S - 0.5
+    assert max(waits[1:]) < 1.5, waits
+    assert [path for path, _ in backend.seen].count("/metrics") == 1
