@@ -188,6 +188,10 @@ class _Reader:
         self.parts: list[str] = []
         self.received = 0
         self.max_chars = request.answer_limit()
+        # The most tokens an answer can count: max_tokens, plus (OpenAI bills rejected prediction tokens
+        # as completion tokens) at most one a character of the prediction. A count past it would inflate
+        # the speed shown (live and final); it is not read.
+        self.max_counted = max(request.max_tokens, 1) + len(request.prediction or "")
         self.wait = settings.first_token_timeout_s  # until the first token; then the idle timeout
 
     async def read(self, stream: Any) -> None:
@@ -232,7 +236,7 @@ class _Reader:
         # The SDK does not validate a streamed chunk: a count is read only where it is a count (a `usage`
         # that is no object at all is a malformed stream: AttributeError).
         tokens_so_far = (
-            token_count(chunk.usage.completion_tokens) if chunk.usage is not None and chunk.choices else None
+            self._count(chunk.usage.completion_tokens) if chunk.usage is not None and chunk.choices else None
         )
         for choice in chunk.choices or []:
             # We ask for one choice: another one interleaved into the stream is not part of the answer.
@@ -249,10 +253,15 @@ class _Reader:
                     )
                 result.finish_reason = choice.finish_reason
         if chunk.usage is not None:
-            result.completion_tokens = token_count(chunk.usage.completion_tokens)
+            result.completion_tokens = self._count(chunk.usage.completion_tokens)
             result.prompt_tokens = token_count(chunk.usage.prompt_tokens)
         if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
             self._final(chunk)
+
+    def _count(self, value: Any) -> int | None:
+        """An answer's token count as the server reports it, where it can be true (`max_counted`)."""
+        count = token_count(value)
+        return count if count is not None and count <= self.max_counted else None
 
     def _text(self, content: Any, tokens_so_far: int | None) -> None:
         result = self.result
@@ -276,7 +285,7 @@ class _Reader:
         result = self.result
         raw = chunk.model_dump(warnings=False)
         timings = section(raw, "timings")
-        predicted = token_count(timings.get("predicted_n"))
+        predicted = self._count(timings.get("predicted_n"))
         if result.completion_tokens is None and predicted is not None:
             result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
         # The count may come in an earlier chunk than the figures: both are checked against each other.

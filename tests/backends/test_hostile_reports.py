@@ -152,3 +152,25 @@ async def test_a_chunk_nested_too_deep_is_a_malformed_stream(server: Replay, eng
     request = StreamRequest([{"role": "user", "content": "hi"}], None, 64, 0.0)
     with pytest.raises(BackendError, match=r"sent a malformed stream \(a chunk nested too deep\); nothing was applied"):
         await stream_completion(engine.clients, backend, SETTINGS, request)
+
+
+async def test_a_token_count_past_what_the_request_allows_is_not_read(server: Replay, engine: Engine) -> None:
+    # A server that counts a billion tokens for an answer of at most 64 (on each chunk, as vLLM's
+    # continuous_usage_stats does, and at the end): before, the live rate and the final speed used it.
+    billion = {"prompt_tokens": 3, "completion_tokens": 10**9, "total_tokens": 10**9 + 3}
+    content = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "local"}
+    chunks = [
+        content | {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": None}], "usage": billion},
+        content | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": billion},
+        content | {"choices": [], "usage": billion},
+    ]
+    server.streams.append(b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n")
+    backend = config_for(server, "vllm").backend("r")
+    live: list[int | None] = []
+    request = StreamRequest([{"role": "user", "content": "hi"}], None, 64, 0.0, live_usage=True)
+    completion = await stream_completion(
+        engine.clients, backend, SETTINGS, request, on_delta=lambda _text, tokens: live.append(tokens)
+    )
+    assert completion.text == "ok"
+    assert live == [None]
+    assert completion.completion_tokens is None
