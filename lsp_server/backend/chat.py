@@ -8,7 +8,6 @@ attempt's stream is read by `stream`, through the clients of `clients`.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import time
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..config.schema import BackendConfig, PredictionVia, RefactorSettings
 from ..text import clip, listed
-from .clients import BodyTooLarge, ClientPool, read_capped
+from .clients import BodyTooLarge, BodyUnreadable, ClientPool, read_capped, read_json
 from .errors import (
     BackendError,
     ContextWindowExceeded,
@@ -85,8 +84,8 @@ async def list_models(clients: ClientPool, backend: BackendConfig, settings: Ref
     except openai.APIConnectionError as exc:
         raise BackendError(f"cannot reach {where}: {connection_problem(exc)}{builtin_hint(backend)}") from None
     try:
-        entries = json.loads(body).get("data")
-    except (ValueError, AttributeError):
+        entries = read_json(body, "GET /models").get("data")
+    except (BodyUnreadable, AttributeError):
         entries = None
     if not isinstance(entries, list):
         raise BackendError(f"{where} answered GET /models with something that is not a list of models")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,46 @@ class BodyTooLarge(ValueError):
     """A backend's answer to a GET ran past what its reader allows; what was read is dropped."""
 
 
+class BodyUnreadable(ValueError):
+    """A backend's answer to a GET came in a content encoding not read here, or a damaged one."""
+
+
+def read_json(body: bytes, what: str) -> Any:
+    """A backend's JSON body, parsed; BodyUnreadable when it is not JSON, not UTF-8, or nested past the
+    parser's depth (RecursionError, which `except ValueError` misses: 20 KB of `[` is enough)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deep" if isinstance(exc, RecursionError) else type(exc).__name__
+        raise BodyUnreadable(f"{what} answered something that is not JSON ({problem})") from None
+
+
+# The content encodings a GET's body is read in, one layer at most, as zlib's window bits.
+_ZLIB_WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
+
+
+async def _decoded(raw: AsyncIterator[bytes], encoding: str, max_bytes: int, what: str) -> AsyncIterator[bytes]:
+    """The body of `raw` (bytes as they came) decoded, never more than `max_bytes + 1` bytes at a time:
+    a kilobyte of gzip inside gzip is gigabytes once decoded, and httpx decodes a chunk whole (2 GB of
+    memory for 1.8 KB on the wire), so the cap must hold while decoding, not after."""
+    layers = [part.strip().lower() for part in encoding.split(",") if part.strip().lower() not in ("", "identity")]
+    if not layers:
+        async for chunk in raw:
+            yield chunk
+        return
+    if len(layers) > 1 or layers[0] not in _ZLIB_WBITS:
+        raise BodyUnreadable(f"{what} answered in an encoding not read here (Content-Encoding: {encoding[:80]})")
+    decoder = zlib.decompressobj(_ZLIB_WBITS[layers[0]])
+    try:
+        async for chunk in raw:
+            while chunk:
+                yield decoder.decompress(chunk, max_bytes + 1)
+                chunk = decoder.unconsumed_tail
+        yield decoder.flush()
+    except zlib.error as exc:
+        raise BodyUnreadable(f"{what} answered a damaged {layers[0]} body ({exc})") from None
+
+
 async def read_capped(chunks: AsyncIterator[bytes], max_bytes: int, what: str) -> bytes:
     """The body from `chunks` (decoded bytes), refused with BodyTooLarge once past `max_bytes`."""
     parts, size = [], 0
@@ -42,18 +84,32 @@ async def read_capped(chunks: AsyncIterator[bytes], max_bytes: int, what: str) -
 async def get_capped(
     url: str, headers: Mapping[str, str], *, verify_tls: bool, timeout_s: float, max_bytes: int
 ) -> tuple[bytes, str]:
-    """GET `url`: its body (BodyTooLarge past `max_bytes`) and content type, bounded in time too, with
-    no redirects (a redirect would carry the key elsewhere). Raises httpx's errors, an error status too."""
+    """GET `url`: its body (BodyTooLarge past `max_bytes`, decoded or not; BodyUnreadable in an encoding
+    other than one layer of gzip or deflate) and content type, bounded in time too, with no redirects
+    (a redirect would carry the key elsewhere). Raises httpx's errors, an error status too, and
+    TimeoutError naming the URL (a page trickled a byte a second is as late as one never sent)."""
     import httpx
 
-    async with asyncio.timeout(timeout_s):
-        async with (
-            httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client,
-            client.stream("GET", url, headers=dict(headers)) as response,
-        ):
-            response.raise_for_status()
-            body = await read_capped(response.aiter_bytes(), max_bytes, url)
-            return body, response.headers.get("content-type", "")
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _get(url, headers, verify_tls, timeout_s, max_bytes)
+    except (TimeoutError, httpx.TimeoutException):
+        raise TimeoutError(f"{url} did not answer within {timeout_s:g} s") from None
+
+
+async def _get(
+    url: str, headers: Mapping[str, str], verify_tls: bool, timeout_s: float, max_bytes: int
+) -> tuple[bytes, str]:
+    import httpx
+
+    async with (
+        httpx.AsyncClient(verify=verify_tls, timeout=timeout_s, follow_redirects=False) as client,
+        client.stream("GET", url, headers=dict(headers)) as response,
+    ):
+        response.raise_for_status()
+        encoding = response.headers.get("content-encoding", "")
+        body = await read_capped(_decoded(response.aiter_raw(), encoding, max_bytes, url), max_bytes, url)
+        return body, response.headers.get("content-type", "")
 
 
 def cap_body(response: Any, max_bytes: int) -> None:

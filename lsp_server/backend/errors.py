@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ssl
 from typing import Any
+from urllib.parse import urlparse
 
 from ..config.load import api_key, is_loopback_url
 from ..config.schema import BackendConfig, ConfigError
@@ -45,7 +46,10 @@ def redact(text: str, backend: BackendConfig) -> str:
 
 def server_message(exc: Any) -> str:
     """The server's own words in an SDK error: its JSON `message`, else the start of its body (not JSON,
-    or cut at `clients.ERROR_BODY_MAX_BYTES`) on one line. Whole: the caller clips what it quotes."""
+    or cut at `clients.ERROR_BODY_MAX_BYTES`) on one line. Whole: the caller clips what it quotes. A
+    redirect is never followed (the key would go with it): its words say where it points, and the fix."""
+    if redirect := _redirect_words(exc):
+        return redirect
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -57,6 +61,20 @@ def server_message(exc: Any) -> str:
         return " ".join(body[:_BODY_CHARS].split())
     message = getattr(exc, "message", None) or str(exc)
     return str(message)
+
+
+def _redirect_words(exc: Any) -> str | None:
+    """What a 3xx answer means to the user, naming only the origin it points to (scheme, host, port)."""
+    status, response = getattr(exc, "status_code", None), getattr(exc, "response", None)
+    if not isinstance(status, int) or not 300 <= status < 400 or response is None:
+        return None
+    location = str(response.headers.get("location", ""))[:2000]
+    parsed = urlparse(location)
+    where = f"{parsed.scheme}://{parsed.netloc}"[:200] if parsed.scheme and parsed.netloc else "another path"
+    return (
+        f"a redirect to {where}, not followed (the API key would go with it); set base_url to the "
+        "address it points to if you trust it"
+    )
 
 
 def connection_problem(exc: BaseException) -> str:

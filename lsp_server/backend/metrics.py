@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .acceptance import Acceptance
-from .clients import get_capped
+from .acceptance import Acceptance, plausible
+from .clients import BodyTooLarge, BodyUnreadable, get_capped
 
 if TYPE_CHECKING:
     from ..config.schema import BackendConfig
@@ -96,9 +97,18 @@ async def fetch_metrics(url: str, verify_tls: bool = True, timeout_s: float = FE
     return parse_prometheus(await fetch_metrics_text(url, verify_tls, timeout_s))
 
 
+class NotVllmMetrics(BodyUnreadable):
+    """The page at the metrics URL has no vLLM metric on it (a proxy's HTML page, another exporter)."""
+
+
 async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float = FETCH_TIMEOUT_S) -> str:
+    """vLLM's metrics page; NotVllmMetrics where the page has no `vllm:` metric: a page that is not vLLM's
+    says nothing of its speculation, whereas vLLM's page without the draft counters says it has none."""
     body, _ = await get_capped(url, {}, verify_tls=verify_tls, timeout_s=timeout_s, max_bytes=METRICS_MAX_BYTES)
-    return body.decode("utf-8", "replace")
+    text = body.decode("utf-8", "replace")
+    if not any(line.lstrip().startswith("vllm:") for line in text.splitlines()):
+        raise NotVllmMetrics(f"{url} is not vLLM's metrics page (no vllm: metric on it)")
+    return text
 
 
 @dataclass
@@ -108,8 +118,20 @@ class _Snapshot:
     finished: float | None
 
     @classmethod
-    def of(cls, values: dict[str, float]) -> _Snapshot:
-        return cls(values.get(ACCEPTED), values.get(DRAFTED), values.get(FINISHED))
+    def of(cls, values: dict[str, float]) -> _Snapshot | None:
+        """The counters, or None when one is there but is no counter's value: a counter only grows from 0
+        and stays finite; an infinite one (1e308 summed twice) would make the difference infinite or NaN,
+        a negative one inflate it. Such a page says nothing, not "no speculation"."""
+        counters = [values.get(name) for name in (ACCEPTED, DRAFTED, FINISHED)]
+        if any(value is not None and not (math.isfinite(value) and value >= 0) for value in counters):
+            return None
+        return cls(*counters)
+
+
+def _said(exc: Exception) -> str:
+    import httpx
+
+    return f"HTTP {exc.response.status_code}" if isinstance(exc, httpx.HTTPStatusError) else str(exc)
 
 
 class SpecDecodeProbe:
@@ -135,10 +157,15 @@ class SpecDecodeProbe:
         import httpx
 
         try:
-            return _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
-        except httpx.HTTPStatusError as exc:
-            # The server answers but has no metrics page there: do not ask it again.
-            log.info("%s answered HTTP %s; acceptance will not be read from it", self.url, exc.response.status_code)
+            snapshot = _Snapshot.of(await fetch_metrics(self.url, self.verify_tls))
+            if snapshot is None:
+                log.info("%s shows speculative-decoding counters that no counter can have; not read", self.url)
+            return snapshot
+        except (httpx.HTTPStatusError, BodyUnreadable, BodyTooLarge, TimeoutError) as exc:
+            # The server answers but not with a metrics page we can read (none there, not vLLM's, too large,
+            # or too slow: a page that took FETCH_TIMEOUT_S once would add as much to every refactor):
+            # do not ask it again.
+            log.info("%s: %s; acceptance will not be read from it", self.url, _said(exc))
             self.memory.unavailable.add(self.url)
         except Exception as exc:  # down or unreachable for now: try again next time
             log.info("cannot read %s (%s)", self.url, exc)
@@ -222,7 +249,8 @@ async def stream_measured(
         probe.abandon()
         memory.remember_per_request_metrics(backend)
         return completion
-    completion.acceptance = await probe.finish()
+    # Counters mixed with another client's requests can count more accepted than this answer has.
+    completion.acceptance = plausible(await probe.finish(), completion.completion_tokens)
     note = note_for(completion.acceptance) if completion.acceptance else None
     if note:
         completion.notes.append(note)

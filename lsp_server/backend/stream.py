@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from ..config.schema import BackendConfig, RefactorSettings
 from ..text import clip
-from .acceptance import Acceptance, read_acceptance
+from .acceptance import Acceptance, plausible, read_acceptance, section, token_count
 from .clients import ClientPool
 from .errors import BackendError, redact
 
@@ -188,6 +188,10 @@ class _Reader:
         self.parts: list[str] = []
         self.received = 0
         self.max_chars = request.answer_limit()
+        # The most tokens an answer can count: max_tokens, plus (OpenAI bills rejected prediction tokens
+        # as completion tokens) at most one a character of the prediction. A count past it would inflate
+        # the speed shown (live and final); it is not read.
+        self.max_counted = max(request.max_tokens, 1) + len(request.prediction or "")
         self.wait = settings.first_token_timeout_s  # until the first token; then the idle timeout
 
     async def read(self, stream: Any) -> None:
@@ -229,7 +233,11 @@ class _Reader:
 
     def _chunk(self, chunk: Any) -> None:
         result = self.result
-        tokens_so_far = chunk.usage.completion_tokens if chunk.usage is not None and chunk.choices else None
+        # The SDK does not validate a streamed chunk: a count is read only where it is a count (a `usage`
+        # that is no object at all is a malformed stream: AttributeError).
+        tokens_so_far = (
+            self._count(chunk.usage.completion_tokens) if chunk.usage is not None and chunk.choices else None
+        )
         for choice in chunk.choices or []:
             # We ask for one choice: another one interleaved into the stream is not part of the answer.
             if (getattr(choice, "index", 0) or 0) != 0:
@@ -245,10 +253,15 @@ class _Reader:
                     )
                 result.finish_reason = choice.finish_reason
         if chunk.usage is not None:
-            result.completion_tokens = chunk.usage.completion_tokens
-            result.prompt_tokens = chunk.usage.prompt_tokens
+            result.completion_tokens = self._count(chunk.usage.completion_tokens)
+            result.prompt_tokens = token_count(chunk.usage.prompt_tokens)
         if chunk.model_extra or (chunk.usage is not None and (not chunk.choices or result.finish_reason)):
             self._final(chunk)
+
+    def _count(self, value: Any) -> int | None:
+        """An answer's token count as the server reports it, where it can be true (`max_counted`)."""
+        count = token_count(value)
+        return count if count is not None and count <= self.max_counted else None
 
     def _text(self, content: Any, tokens_so_far: int | None) -> None:
         result = self.result
@@ -271,17 +284,18 @@ class _Reader:
         token count. Only final chunks carry it; dumping every chunk would cost time per token."""
         result = self.result
         raw = chunk.model_dump(warnings=False)
-        acceptance = read_acceptance(raw)
+        timings = section(raw, "timings")
+        predicted = self._count(timings.get("predicted_n"))
+        if result.completion_tokens is None and predicted is not None:
+            result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
+        # The count may come in an earlier chunk than the figures: both are checked against each other.
+        acceptance = plausible(read_acceptance(raw), result.completion_tokens)
         if acceptance is not None:
             result.acceptance = acceptance
-        timings = raw.get("timings") or {}
         if acceptance is not None and acceptance.source != "usage":
             result.speculation = True
         elif timings and "draft_n" not in timings:
             result.speculation = False  # llama.cpp reports its drafts here when it makes any
-        predicted = timings.get("predicted_n")
-        if result.completion_tokens is None and isinstance(predicted, int):
-            result.completion_tokens = predicted  # llama.cpp reports its count in `timings`
 
 
 def _stream_error(exc: Exception, backend: BackendConfig, request: StreamRequest, reader: _Reader) -> Exception:
@@ -315,10 +329,17 @@ def _stream_error(exc: Exception, backend: BackendConfig, request: StreamRequest
         )
     if isinstance(exc, openai.APIConnectionError):
         return BackendError(f"the connection to {where} broke mid-answer; nothing was applied — run it again")
-    malformed = (openai.APIError, json.JSONDecodeError, ValueError, AttributeError, TypeError)
+    # RecursionError: a chunk nested past the JSON parser's depth (the SDK parses each chunk).
+    malformed = (openai.APIError, json.JSONDecodeError, ValueError, AttributeError, TypeError, RecursionError)
     if not isinstance(exc, malformed):  # AttributeError, TypeError: a chunk of the wrong shape (the SDK does not
         return exc  #                     validate streamed chunks)
-    problem = str(exc) if isinstance(exc, MalformedStream) else f"{type(exc).__name__}: {exc}"
+    problem = (
+        str(exc)
+        if isinstance(exc, MalformedStream)
+        else "a chunk nested too deep"
+        if isinstance(exc, RecursionError)
+        else f"{type(exc).__name__}: {exc}"
+    )
     return BackendError(
         f"{where} sent a malformed stream ({clip(redact(problem, backend))}); nothing was applied — run it again "
         "or check the backend"

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 from ..config.load import api_key
 from ..config.schema import BackendConfig, ConfigError
-from .clients import get_capped
+from .clients import get_capped, read_json
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +127,6 @@ async def fetch_json(
 ) -> Any:
     """GET `url` with the backend's key and headers and parse its JSON; bounded in time and size, no
     redirects (`clients.get_capped`). Raises on any failure."""
-    import json
-
     headers = dict(backend.headers)
     try:
         key = api_key(backend)
@@ -137,7 +135,7 @@ async def fetch_json(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     body, _ = await get_capped(url, headers, verify_tls=backend.verify_tls, timeout_s=timeout_s, max_bytes=max_bytes)
-    return json.loads(body)
+    return read_json(body, url)
 
 
 def models_url(backend: BackendConfig) -> str:

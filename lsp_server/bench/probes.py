@@ -4,7 +4,6 @@ never a reason to stop the bench."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import platform
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..backend import metrics
-from ..backend.clients import get_capped
+from ..backend.clients import get_capped, read_json
 from ..backend.window import PROBE_MAX_BYTES, fetch_json, model_entry, models_url, window_of_entry
 from ..config.load import api_key
 from ..config.schema import BackendConfig, ConfigError
@@ -94,7 +93,7 @@ async def _get(url: str, backend: BackendConfig, timeout_s: float = 3.0, auth: b
     body, content_type = await get_capped(
         url, headers, verify_tls=backend.verify_tls, timeout_s=timeout_s, max_bytes=PROBE_MAX_BYTES
     )
-    return json.loads(body) if "json" in content_type else body.decode("utf-8", "replace")
+    return read_json(body, url) if "json" in content_type else body.decode("utf-8", "replace")
 
 
 async def describe_server(backend: BackendConfig) -> ServerInfo:

@@ -225,8 +225,11 @@ class LoadLevel:
     @property
     def acceptance_approximate(self) -> bool:
         """Acceptance read per request from /metrics while the batch's other requests ran: each reading
-        counts the others' drafts too, so their sum overstates; the level's /metrics difference does not."""
-        return SOURCE_APPROXIMATE in self.summary.prediction.acceptance_sources
+        counts the others' drafts too, so their sum overstates; the level's /metrics difference does not.
+        A reading that counted more accepted than its answer's tokens is not kept at all
+        (backend/acceptance.plausible): at a level of several, none kept says the same."""
+        sources = self.summary.prediction.acceptance_sources
+        return SOURCE_APPROXIMATE in sources or (self.concurrency > 1 and not sources)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
