@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +142,32 @@ def test_apply_review_reads_the_snippet_from_stdin_and_asks_on_the_terminal(
     report = json.loads(out)
     assert [c["kept"] for c in report["changes"]] == [False, True, False]
     assert report["new_text"] == SOURCE.replace("data = get(url)", "data = get(url, timeout=10)")
+
+
+def test_ctrl_c_at_a_question_ends_the_review_at_once_and_writes_nothing(project: dict[str, Any], fake_backend) -> None:
+    """Ctrl-C while a question waits: before, asyncio.run took it as a cancel the blocked read never saw,
+    so the question stayed, and the answers typed after it were written before the exit (130)."""
+    fake_backend.enqueue(Reply(text=ANSWER))
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "lsp_server", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review"]
+    process = subprocess.Popen(
+        [*command, "--write", "--config", str(project["config"])],
+        stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project["dir"],
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        err = b""
+        while b"Keep this change" not in err:  # the first question is on the terminal
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, err
+            err += os.read(process.stderr.fileno(), 65536)
+        process.send_signal(signal.SIGINT)
+        _, rest = process.communicate(timeout=15)  # no answer typed: it must not wait for one
+        os.write(leader, b"a\n")  # an answer typed after Ctrl-C reaches nothing
+    finally:
+        process.kill()
+        os.close(follower)
+        os.close(leader)
+    assert process.returncode == 130
+    assert "the review was interrupted (Ctrl-C): nothing was written" in rest.decode()
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
