@@ -304,22 +304,26 @@ class RequestJob:
 
         return offered(pending, position)
 
-    def resume(self, review: str, keep: tuple[int, ...]) -> asyncio.Task[RefactorReply]:
-        """Apply what the plugin kept of the review it was offered (`refactorLsp.applyChanges`)."""
-        self.task = asyncio.get_running_loop().create_task(self._resumed(review, keep))
+    def resume(self, review_id: str, keep: tuple[int, ...]) -> asyncio.Task[RefactorReply] | RefactorReply:
+        """Apply what the plugin kept of the review it was offered (`refactorLsp.applyChanges`). An answer
+        that is not one to this review (another review's id, a change it lacks) is refused at once and
+        leaves it open; an answer ends the review here, before any await, so a second one finds none and
+        the document stays held until this one's edit lands."""
+        pending = self.pending
+        if pending is None or pending.id != review_id:
+            return self._failed("no such review is open on this file (the id names another); nothing was applied")
+        unknown = sorted(set(keep) - set(pending.review.ids))
+        if unknown:
+            return self._failed(f"the review has no change {unknown[0]}; nothing was applied, the review is still open")
+        self.pending = None
+        self.task = asyncio.get_running_loop().create_task(self._resumed(pending, keep))
         self.task.add_done_callback(lambda t: self.cancelled() if t.cancelled() else None)
         return self.task
 
-    async def _resumed(self, review_id: str, keep: tuple[int, ...]) -> RefactorReply:
+    async def _resumed(self, pending: Pending, keep: tuple[int, ...]) -> RefactorReply:
         from ..pipeline.review import kept_problem, kept_settled
 
-        pending, self.pending = self.pending, None
         try:
-            if pending is None or pending.id != review_id:
-                return self._failed("no such review is open on this file; run the refactor again")
-            unknown = sorted(set(keep) - set(pending.review.ids))
-            if unknown:
-                return self._failed(f"the review has no change {unknown[0]}; nothing was applied")
             problem = await kept_problem(pending.settled, pending.review, keep)
             if problem is not None:
                 return self._failed(f"{problem}; nothing was applied")

@@ -369,7 +369,10 @@ class RefactorServer(LanguageServer):
             message = "no review is open on this file (it was applied, cancelled or dropped); run the refactor again"
             self.tell(message, types.MessageType.Warning)
             return RefactorReply(RefactorStatus.ERROR, message)
-        return await self._answer(job, job.resume(args.review, args.keep), wait=True)
+        resumed = job.resume(args.review, args.keep)
+        if isinstance(resumed, RefactorReply):  # refused, the review left open
+            return resumed
+        return await self._answer(job, resumed, wait=True)
 
     async def _answer(self, job: RequestJob, task: asyncio.Task[RefactorReply], wait: bool) -> RefactorReply:
         """The job's reply when `wait`, else at once (its outcome told through messages); the document

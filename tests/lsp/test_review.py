@@ -5,6 +5,7 @@ checked, a review held open on its document."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -258,3 +259,66 @@ async def test_an_editor_without_annotations_gets_todays_edit(backend: FakeBacke
         assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
     finally:
         await client.shutdown_session()
+
+
+async def test_an_apply_that_names_another_review_or_no_change_of_it_leaves_the_review_open(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """Two reviews open on two documents; answers sent to the wrong one, or naming a change the review
+    lacks, are refused and end nothing (before: the review they reached was dropped, its model answer lost)."""
+    first = editor.open(WORKSPACE / "two-reviews-a.py", SOURCE)
+    second = editor.open(WORKSPACE / "two-reviews-b.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer_a = await editor.execute("refactorLsp.refactor", ask(editor, first, review="changes"))
+    backend.enqueue(Reply(text=ANSWER))
+    offer_b = await editor.execute("refactorLsp.refactor", ask(editor, second, review="changes"))
+    id_a, id_b = offer_a["review"]["id"], offer_b["review"]["id"]
+    assert id_a != id_b
+    crossed = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_b, "keep": [1]})
+    assert crossed["status"] == "error" and "no such review" in crossed["message"], crossed
+    unknown = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_a, "keep": [1, 9]})
+    assert unknown["status"] == "error" and "the review has no change 9" in unknown["message"], unknown
+    assert "the review is still open" in unknown["message"]
+    assert editor.edits_received == [] and editor.buffers[first] == SOURCE == editor.buffers[second]
+    # Both reviews are still open and each applies what is kept of it, once.
+    reply_a = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_a, "keep": [2]})
+    reply_b = await editor.execute("refactorLsp.applyChanges", {"uri": second, "review": id_b, "keep": [5]})
+    assert (reply_a["status"], reply_b["status"]) == ("applied", "applied"), (reply_a, reply_b)
+    assert (editor.buffers[first], editor.buffers[second]) == (keeping(2), keeping(5))
+
+
+async def test_two_answers_to_one_review_at_once_apply_one_and_hold_the_document_until_it_lands(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """The second answer is refused; while the first's edit is with the editor, another refactor of the
+    document is busy (before: the refused answer freed the document while the first was still applying)."""
+    uri = editor.open(WORKSPACE / "two-answers.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    review = offer["review"]["id"]
+    APPLY = "refactorLsp.applyChanges"
+    gate, reached = asyncio.Event(), asyncio.Event()
+    original = editor._on_apply_edit
+
+    async def held(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        reached.set()
+        await gate.wait()  # the user has not confirmed yet
+        return await original(params)
+
+    editor._on_apply_edit = held  # type: ignore[method-assign]
+    try:
+        one = asyncio.create_task(editor.execute(APPLY, {"uri": uri, "review": review, "keep": [1]}))
+        two = asyncio.create_task(editor.execute(APPLY, {"uri": uri, "review": review, "keep": [3]}))
+        async with asyncio.timeout(10):
+            await reached.wait()
+            refused = await two
+        assert refused["status"] == "error", refused
+        backend.enqueue(Reply(text=ANSWER))
+        busy = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+        assert busy["status"] == "busy", busy
+        gate.set()
+        assert (await one)["status"] == "applied"
+    finally:
+        gate.set()
+        editor._on_apply_edit = original  # type: ignore[method-assign]
+    assert editor.buffers[uri] == keeping(1) and len(editor.edits_received) == 1
