@@ -280,7 +280,8 @@ class RequestJob:
                 message = "; ".join(filter(None, [applied.outcome.message, *notes]))
                 applied = replace(applied, outcome=replace(applied.outcome, message=message))
             return settled, outcomes, applied
-        undone = applied.sent_on is not None and await revert(self.host, self.uri, applied.sent_on)
+        before, after = applied.sent_on, applied.left_as
+        undone = before is not None and after is not None and await revert(self.host, self.uri, before, after)
         message = problem + (
             "; what the preview applied was undone, the document is as it was"
             if undone

@@ -6,6 +6,7 @@ checked, a review held open on its document."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -14,8 +15,8 @@ from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.conftest import editor_settings, fake_fixture
-from tests.lsp_harness import Editor, server_setup, session, start_session
+from tests.conftest import editor_settings, fake_fixture, write_config
+from tests.lsp_harness import Editor, server_setup, session, start_session, until
 
 SETUP = server_setup()
 WORKSPACE = SETUP.state_dir / "review-workspace"
@@ -313,7 +314,6 @@ async def test_two_answers_to_one_review_at_once_apply_one_and_hold_the_document
             await reached.wait()
             refused = await two
         assert refused["status"] == "error", refused
-        backend.enqueue(Reply(text=ANSWER))
         busy = await editor.execute("refactorLsp.refactor", ask(editor, uri))
         assert busy["status"] == "busy", busy
         gate.set()
@@ -322,3 +322,53 @@ async def test_two_answers_to_one_review_at_once_apply_one_and_hold_the_document
         gate.set()
         editor._on_apply_edit = original  # type: ignore[method-assign]
     assert editor.buffers[uri] == keeping(1) and len(editor.edits_received) == 1
+
+
+# A checker that finds an error only in a subset keeping `step_one(` without `step_two(`, and takes its
+# time there (a file beside it says it started), so the user types while it runs.
+SLOW_CHECKER = (
+    "import sys, time, pathlib; text = sys.stdin.read(); bad = 'step_one(' in text and 'step_two(' not in text\n"
+    "if bad: pathlib.Path(sys.argv[1]).touch(); time.sleep(1.5); print('stdin:2: step_one needs step_two')\n"
+    "sys.exit(bad)"
+)
+
+
+async def test_undoing_a_previewed_subset_keeps_what_the_user_typed_meanwhile(
+    backend: FakeBackend, tmp_path: Any
+) -> None:
+    """The preview kept a subset the checker refuses; the user typed above the function while it checked:
+    the undo takes back the kept change alone (before: the whole document was set back to what it was
+    when the edit went, and the typed line was lost)."""
+    started = tmp_path / "checker-started"
+    user = write_config(
+        tmp_path, fake=backend, refactor={"checkers": {"python": [sys.executable, "-c", SLOW_CHECKER, str(started)]}}
+    )
+    workspace = tmp_path / "undo-workspace"
+    settings = editor_settings(backend, keys={"prediction": "always"})
+    editor = await start_session(SETUP, workspace, settings, env={"REFACTOR_LSP_CONFIG": str(user)})
+    source = "import os\n\n\ndef f():\n    a = 1\n\n    b = 2\n    return a + b\n"
+    try:
+        uri = editor.open(workspace / "undo.py", source)
+        backend.enqueue(Reply(text="def f():\n    a = step_one(1)\n\n    b = step_two(2)\n    return a + b\n"))
+        editor.preview_keeps = lambda label: label.startswith("line 5:")  # step_one kept, step_two unticked
+        typed = "import os\nimport sys\n"
+
+        async def type_while_checking() -> None:
+            await until(started.exists, 30)
+            editor.change(uri, editor.buffers[uri].replace("import os\n", typed, 1))
+
+        typing = asyncio.create_task(type_while_checking())
+        try:
+            reply = await editor.execute(
+                "refactorLsp.refactor",
+                {"uri": uri, "range": editor.cursor_at(uri, "a = 1"), "instruction": "x", "review": "preview"},
+            )
+        finally:
+            typing.cancel()
+        assert started.exists(), reply  # the checker was still running when the user typed
+        assert reply["status"] == "rejected", reply
+        assert "keeping change 1 without change 2 leaves an error" in reply["message"]
+        assert "what the preview applied was undone" in reply["message"]
+        assert editor.buffers[uri] == source.replace("import os\n", typed, 1)
+    finally:
+        await editor.client.shutdown_session()
