@@ -38,6 +38,10 @@ class NoTerminal(ValueError):
     """--review without a terminal to ask on."""
 
 
+class TerminalLost(Exception):
+    """The terminal could not be read or written in the middle of the review (it hung up)."""
+
+
 @dataclass
 class Reviewer:
     """The terminal the questions go to and the answers come from."""
@@ -64,10 +68,15 @@ class Reviewer:
 
     def ask(self, review: Review, settled: Settled) -> list[int]:
         """The ids of the changes kept, asked one by one, in order. Ctrl-C ends it at once
-        (KeyboardInterrupt, after saying that nothing was written)."""
+        (KeyboardInterrupt, after saying that nothing was written). Raises TerminalLost: answers given
+        before a terminal went away are no decision about the rest, so nothing is kept."""
         try:
             with _interruptible():
                 return self._asked(review, settled)
+        except OSError as exc:
+            raise TerminalLost(
+                f"the terminal went away during the review ({exc.strerror or exc}); nothing was written"
+            ) from None
         except KeyboardInterrupt:
             print(f"\n{INTERRUPTED}", file=self.write, flush=True)
             raise

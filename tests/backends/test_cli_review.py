@@ -171,3 +171,39 @@ def test_ctrl_c_at_a_question_ends_the_review_at_once_and_writes_nothing(project
     assert process.returncode == 130
     assert "the review was interrupted (Ctrl-C): nothing was written" in rest.decode()
     assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_a_terminal_that_goes_away_mid_review_writes_nothing_and_says_so(project: dict[str, Any], fake_backend) -> None:
+    """The terminal hangs up after one answer: nothing kept, nothing written, exit 1, `--json` says why
+    (before: a traceback of the read's EIO and no JSON object)."""
+    fake_backend.enqueue(Reply(text=ANSWER))
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "lsp_server", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review"]
+    process = subprocess.Popen(
+        [*command, "--write", "--json", "--config", str(project["config"])],
+        stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project["dir"],
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        err, answered = b"", False
+        while err.count(b"Keep this change") < 2:
+            if b"Keep this change" in err and not answered:
+                os.write(leader, b"y\n")
+                answered = True
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, err
+            err += os.read(process.stderr.fileno(), 65536)
+        os.close(leader)  # the terminal hangs up at the second question
+        leader = -1
+        out, rest = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        os.close(follower)
+        if leader >= 0:
+            os.close(leader)
+    assert process.returncode == 1, rest
+    assert "Traceback" not in rest.decode()
+    assert "the terminal went away during the review (Input/output error); nothing was written" in rest.decode()
+    report = json.loads(out)
+    assert "the terminal went away during the review" in report["reason"]
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
