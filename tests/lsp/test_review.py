@@ -372,3 +372,27 @@ async def test_undoing_a_previewed_subset_keeps_what_the_user_typed_meanwhile(
         assert editor.buffers[uri] == source.replace("import os\n", typed, 1)
     finally:
         await editor.client.shutdown_session()
+
+
+async def test_changes_of_a_crlf_document_with_astral_characters_have_utf16_ranges_and_apply_exactly(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """Offsets count code points, ranges UTF-16 units: an emoji (two units) before a change on its line and
+    CRLF line ends move neither the range the plugin shows nor the text applied."""
+    source = 'def greet(name):\r\n    note = "🎉🎉"; data = None\r\n\r\n    return note, data\r\n'
+    answer = 'def greet(name):\r\n    note = "🎉🎉"; data = {}\r\n\r\n    return note, data or name\r\n'
+    uri = editor.open(WORKSPACE / "astral-crlf.py", source)
+    backend.enqueue(Reply(text=answer))
+    offer = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data = None"), "instruction": "x", "review": "changes"},
+    )
+    assert offer["status"] == "review", offer
+    first, second = offer["review"]["changes"]
+    units = len('    note = "🎉🎉"; data = '.encode("utf-16-le")) // 2
+    assert first["range"]["start"] == {"line": 1, "character": units}, first
+    assert source[first["edits"][0]["start"] : first["edits"][0]["end"]] == "None"  # code points
+    assert second["range"]["start"]["line"] == 3
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == source.replace("data = None", "data = {}")
