@@ -207,3 +207,23 @@ def test_a_terminal_that_goes_away_mid_review_writes_nothing_and_says_so(project
     report = json.loads(out)
     assert "the terminal went away during the review" in report["reason"]
     assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_each_of_several_files_d_drops_the_rest_of_its_file_only(project: dict[str, Any], fake_backend) -> None:
+    """`--each` over two files: `d` on the first file's first change drops that file's later ones and
+    asks on into the second, whose answers are its own."""
+    from lsp_server.testing.responders import rule_responder
+
+    fake_backend.responder = rule_responder
+    two = "def f(value):\n    total = value\n\n    return total\n"
+    for name in ("a.py", "b.py"):
+        (project["dir"] / name).write_text(two, encoding="utf-8")
+    code, out, err = on_terminal(
+        project, "d\ny\nn\n", "refactor", "a.py", "b.py", "--each", "definition", "-i", "rename total to result",
+        "--review", "--write", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert err.count("Keep this change") == 3  # a.py's second change is not asked
+    assert (project["dir"] / "a.py").read_text(encoding="utf-8") == two
+    assert (project["dir"] / "b.py").read_text(encoding="utf-8") == two.replace("total = value", "result = value")
+    assert [c["kept"] for c in json.loads(out)["changes"]] == [False, False, True, False]
