@@ -391,6 +391,12 @@ class RequestJob:
             self.host.tell(text, kind)
             self.host.notify(STATS_NOTIFICATION, record)
             return RefactorReply(status, text, record)
+        one = ended.outcomes[0]
+        if applied is None and one.outcome == "rejected":  # every change dropped in the review
+            text = ended.message(f"{one.reason}; nothing was applied")
+            self.host.tell(text)
+            self.host.notify(STATS_NOTIFICATION, record)
+            return RefactorReply(RefactorStatus.REJECTED, text, record)
         if applied is None:  # the answer equals the text
             self.host.tell(ended.message(UNCHANGED[request.kind]))
             self.host.notify(STATS_NOTIFICATION, record)
@@ -412,6 +418,8 @@ def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus,
         return RefactorStatus.UNCONFIRMED, types.MessageType.Info
     if totals.count("applied"):
         return RefactorStatus.PARTIAL, types.MessageType.Warning
+    if totals.count("rejected") and totals.count("rejected", "unchanged") == totals.targets:
+        return RefactorStatus.REJECTED, types.MessageType.Info  # dropped in a review, or the edit refused
     if applied is not None and applied.outcome.status == "rejected":
         return RefactorStatus.REJECTED, types.MessageType.Info
     if applied is not None and totals.count("stale") and not totals.count("refused", "error"):

@@ -396,3 +396,34 @@ async def test_changes_of_a_crlf_document_with_astral_characters_have_utf16_rang
     reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]})
     assert reply["status"] == "applied", reply
     assert editor.buffers[uri] == source.replace("data = None", "data = {}")
+
+
+async def test_dropping_every_change_says_so_calmly_and_applies_nothing(editor: Editor, backend: FakeBackend) -> None:
+    """`keep: []` on one refactor and on a batch: `rejected`, the message says every change was dropped
+    (before: one refactor said `no changes: the model's answer equals the current text`, `unchanged`;
+    a batch said it as an error)."""
+    uri = editor.open(WORKSPACE / "drop-all.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    editor.clear()
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": []})
+    assert reply["status"] == "rejected", reply
+    assert "every change dropped in the review" in reply["message"]
+    (shown,) = editor.client.messages
+    assert "every change dropped in the review" in shown.message and "equals the current text" not in shown.message
+    assert shown.type == types.MessageType.Info
+    assert editor.buffers[uri] == SOURCE and editor.edits_received == []
+    source = "def f(value):\n    total = value\n    return total\n\n\n" * 2
+    batch = editor.open(WORKSPACE / "drop-all-each.py", source.replace("def f", "def g", 1))
+    source = editor.buffers[batch]
+    offer = await editor.execute(
+        "refactorLsp.refactorEach",
+        {"uri": batch, "targets": "file", "instruction": "rename total to result", "review": "changes"},
+    )
+    editor.clear()
+    answer = {"uri": batch, "review": offer["review"]["id"], "keep": []}
+    reply = await editor.execute("refactorLsp.applyChanges", answer)
+    assert reply["status"] == "rejected", reply
+    (shown,) = editor.client.messages
+    assert shown.type == types.MessageType.Info, shown
+    assert editor.buffers[batch] == source and editor.edits_received == []
