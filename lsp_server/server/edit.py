@@ -293,6 +293,11 @@ async def revert(editor: Editor, uri: str, before: str, after: str) -> bool:
     return bool(reply.applied)
 
 
+def previews(editor: Editor) -> bool:
+    """Whether the editor can show a preview of each change (versioned edits with change annotations)."""
+    return _Sending.to(editor, preview=True).previewed
+
+
 @dataclass(frozen=True)
 class _Sending:
     """How an edit goes to this editor: versioned (documentChanges), previewed (change annotations that

@@ -53,6 +53,10 @@ UNCHANGED = {
     "apply": "no changes: the document already holds the snippet's code",
 }
 APPLY_LABEL = "Apply with prediction"
+NO_PREVIEW = (
+    'this editor cannot preview each change (it takes no change annotations): ask with review "changes" '
+    "(a plugin's review), or without a review; nothing was sent"
+)
 
 
 class JobHost(ProgressClient, Protocol):
@@ -215,9 +219,12 @@ class RequestJob:
         from ..pipeline.request import NoTargets
         from ..pipeline.review import review_of
         from ..pipeline.runner import Runner
+        from .edit import previews
 
         host = self.host
         config = host.config_for(self.uri)
+        if self.args.review == "preview" and not previews(host):  # asked for, and it would not be shown
+            return self._failed(NO_PREVIEW)
         try:
             request = await self._targets(self._source(config))
         except NoTargets as exc:
@@ -241,13 +248,15 @@ class RequestJob:
         were kept in a plugin's review already."""
         from ..pipeline.outcome import end_request
         from ..pipeline.review import review_of
-        from .edit import marked
+        from .edit import marked, previews
 
         settled = ran.settled
         applied: PartsOutcome | None = None
         outcomes = settled.outcomes
         if settled.edited():
-            preview = not reviewed and (config.refactor.preview or self.args.review == "preview")
+            # The setting on an editor without a preview applies the edit as ever: none was reviewed.
+            asked = config.refactor.preview or self.args.review == "preview"
+            preview = not reviewed and asked and previews(self.host)
             if preview and progress is not None:
                 progress.finishing()  # the editor may now wait for the user to confirm the preview
             review = review_of(settled)

@@ -427,3 +427,25 @@ async def test_dropping_every_change_says_so_calmly_and_applies_nothing(editor: 
     (shown,) = editor.client.messages
     assert shown.type == types.MessageType.Info, shown
     assert editor.buffers[batch] == source and editor.edits_received == []
+
+
+async def test_an_editor_without_a_preview_is_not_said_to_have_reviewed(backend: FakeBackend, tmp_path: Any) -> None:
+    """An editor that takes no change annotations: `review: "preview"` is refused before the model is
+    asked, and the `refactor.preview` setting applies the edit as ever without counting changes as kept
+    (before: everything applied unasked, `kept 5 of 5 changes` in the stats and the history)."""
+    folder = tmp_path / "no-preview"
+    settings = editor_settings(backend, keys={"prediction": "always"}, refactor={"preview": True})
+    editor = await start_session(SETUP, folder, settings, client_name="emacs")
+    try:
+        uri = editor.open(folder / "plain.py", SOURCE)
+        backend.reset()
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="preview"))
+        assert reply["status"] == "error" and "this editor cannot preview each change" in reply["message"], reply
+        assert backend.requests == [] and editor.buffers[uri] == SOURCE and editor.edits_received == []
+        backend.enqueue(Reply(text=ANSWER))
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+        assert reply["status"] == "applied", reply
+        assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
+        assert "kept" not in editor.stats[-1]["summary"] and editor.stats[-1]["changes_kept"] is None
+    finally:
+        await editor.client.shutdown_session()
