@@ -287,8 +287,6 @@ class RefactorSettings:
     """
     preview: bool = False
     """Review each change of every request in the editor's preview (`review: "preview"`: VS Code's Refactor Preview).
-    An editor that takes no change annotations has no such preview: there the edit is applied as without it,
-    and no change counts as kept.
 
     Example: preview = true
     VS Code: Every refactor opens the Refactor Preview, a checkbox per change; the *(Review)* commands ask it of one.
