@@ -449,3 +449,17 @@ async def test_an_editor_without_a_preview_is_not_said_to_have_reviewed(backend:
         assert "kept" not in editor.stats[-1]["summary"] and editor.stats[-1]["changes_kept"] is None
     finally:
         await editor.client.shutdown_session()
+
+
+async def test_an_answer_without_keep_is_invalid_and_leaves_the_review_open(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """`keep` left out is a plugin's mistake, not "drop them all" (before: read as `[]`, the review ended)."""
+    uri = editor.open(WORKSPACE / "no-keep.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    with pytest.raises(Exception, match=r"\{uri, review, keep\}"):
+        await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"]})
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [4]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == keeping(4)
