@@ -9,7 +9,10 @@ no terminal at all, `--review` is refused before anything is sent.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,10 +31,15 @@ d - drop this change and every later one of this file
 q - quit: drop this change and every later one
 ? - print this help"""
 CHOICES = "y,n,a,d,q,?"
+INTERRUPTED = "the review was interrupted (Ctrl-C): nothing was written"
 
 
 class NoTerminal(ValueError):
     """--review without a terminal to ask on."""
+
+
+class TerminalLost(Exception):
+    """The terminal could not be read or written in the middle of the review (it hung up)."""
 
 
 @dataclass
@@ -59,7 +67,21 @@ class Reviewer:
                 handle.close()
 
     def ask(self, review: Review, settled: Settled) -> list[int]:
-        """The ids of the changes kept, asked one by one, in order."""
+        """The ids of the changes kept, asked one by one, in order. Ctrl-C ends it at once
+        (KeyboardInterrupt, after saying that nothing was written). Raises TerminalLost: answers given
+        before a terminal went away are no decision about the rest, so nothing is kept."""
+        try:
+            with _interruptible():
+                return self._asked(review, settled)
+        except OSError as exc:
+            raise TerminalLost(
+                f"the terminal went away during the review ({exc.strerror or exc}); nothing was written"
+            ) from None
+        except KeyboardInterrupt:
+            print(f"\n{INTERRUPTED}", file=self.write, flush=True)
+            raise
+
+    def _asked(self, review: Review, settled: Settled) -> list[int]:
         kept: list[int] = []
         decided: dict[str, bool] = {}  # a file's later changes, decided by `a` or `d`
         quit_all = False
@@ -105,6 +127,21 @@ class Reviewer:
             if answer in ("y", "n", "a", "d", "q"):
                 return answer
             print(HELP, file=self.write, flush=True)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt while the block runs. asyncio.run turns the first Ctrl-C into a
+    cancel of its task, which a question blocked reading the terminal never sees: the read went on, and
+    the answers given after it were written before the cancel landed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _diff(text: str, change: ReviewChange) -> str:

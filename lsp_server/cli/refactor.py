@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.schema import ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of
-from .ask import Reviewer
+from .ask import Reviewer, TerminalLost
 from .io import Exit, error, load_cli_config, parse_lines, print_diff, read_source, read_stdin_text, write_refusal
 
 if TYPE_CHECKING:
@@ -295,10 +295,14 @@ async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settle
     review = review_of(settled)
     if reviewer is None or not review.changes:
         return settled, _listed_changes(settled, review, None)
-    kept = reviewer.ask(review, settled)
-    problem = await kept_problem(settled, review, kept)
+    try:
+        kept = reviewer.ask(review, settled)
+        problem = await kept_problem(settled, review, kept)
+        if problem is not None:
+            problem += "; nothing was written"
+    except TerminalLost as exc:
+        kept, problem = [], str(exc)
     if problem is not None:
-        problem += "; nothing was written"
         held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
         return replace(settled, outcomes=held, failure=problem), _listed_changes(settled, review, kept)
     for note in needs_notes(review, kept):

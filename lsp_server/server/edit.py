@@ -84,13 +84,15 @@ class PartsOutcome:
     """How an edit of several parts ended: the one edit sent, the parts left out of it because the user
     typed inside their region meanwhile (`stale`), those the user did not keep in the preview
     (`left_out`), by index in the parts given, and the changes unticked in the preview (`dropped`:
-    (part, change number)) of the parts kept. `sent_on`: the document the edit went to, as it was."""
+    (part, change number)) of the parts kept. `sent_on`: the document the edit went to, as it was;
+    `left_as`: as a previewed edit left it (what the user kept), read before anything else changed it."""
 
     outcome: ApplyOutcome
     stale: frozenset[int] = frozenset()
     left_out: frozenset[int] = frozenset()
     dropped: frozenset[tuple[int, int]] = frozenset()
     sent_on: str | None = None
+    left_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -240,9 +242,10 @@ async def _ticked(
 ) -> PartsOutcome:
     """What the user kept of a previewed edit the editor applied: it answers for the edit as a whole,
     whatever was ticked, so the document says which groups it now holds."""
-    kept = await _kept_in_preview(editor, uri, before, before_version, [group.edits for group in groups])
-    if kept is None:  # the document does not tell: taken as applied whole
+    read = await _kept_in_preview(editor, uri, before, before_version, [group.edits for group in groups])
+    if read is None:  # the document does not tell: taken as applied whole
         return PartsOutcome(ApplyOutcome(True, "applied", note), stale, sent_on=before)
+    kept, left_as = read
     parts = sorted({group.part for group in groups})
     kept_parts = {groups[i].part for i in kept}
     left_out = frozenset(part for part in parts if part not in kept_parts)
@@ -251,28 +254,32 @@ async def _ticked(
     )
     if len(left_out) == len(parts):
         outcome = ApplyOutcome(False, "rejected", "nothing was kept in the preview; nothing changed")
-        return PartsOutcome(outcome, stale, left_out, sent_on=before)
+        return PartsOutcome(outcome, stale, left_out, sent_on=before, left_as=left_as)
     if left_out:
         note = "; ".join(filter(None, [note, f"{len(left_out)} of {len(parts)} {LEFT_OUT}"]))
-    return PartsOutcome(ApplyOutcome(True, "applied", note), stale, left_out, dropped, sent_on=before)
+    return PartsOutcome(ApplyOutcome(True, "applied", note), stale, left_out, dropped, before, left_as)
 
 
-async def revert(editor: Editor, uri: str, before: str) -> bool:
-    """Put the document back to `before` (what it was when an edit was sent), as one versioned edit of
-    its own: a previewed edit whose kept part may not stand. False when the editor did not."""
+async def revert(editor: Editor, uri: str, before: str, after: str) -> bool:
+    """Take back what a previewed edit did (the document went from `before` to `after`), as one versioned
+    edit of its own: a kept part that may not stand. What the user typed since is kept, as for any edit
+    (rebased over it); False when the user typed inside what is taken back, or the editor did not apply."""
     try:
         now, version = editor.current_document(uri)
     except LookupError:
         return False
-    if now == before:
+    undo = region_replacements(after, 0, len(after), before)
+    if not undo:
         return True
-    edits = region_replacements(now, 0, len(now), before)
+    (moved,) = rebase_each(after, now, [((undo[0].start, undo[-1].end), undo)])
+    if moved.edits is None:
+        return False
     sending = _Sending.to(editor, preview=False)
     edit = workspace_edit(
         uri,
         version,
         now,
-        [Group(0, 0, edits, LABEL)],
+        [Group(0, 0, moved.edits, LABEL)],
         editor.encoding,
         document_changes=sending.document_changes,
         annotated=False,
@@ -284,6 +291,11 @@ async def revert(editor: Editor, uri: str, before: str) -> bool:
     except TimeoutError:
         return False
     return bool(reply.applied)
+
+
+def previews(editor: Editor) -> bool:
+    """Whether the editor can show a preview of each change (versioned edits with change annotations)."""
+    return _Sending.to(editor, preview=True).previewed
 
 
 @dataclass(frozen=True)
@@ -318,9 +330,10 @@ class _Sending:
 
 async def _kept_in_preview(
     editor: Editor, uri: str, before: str, before_version: int | None, sent: Sequence[Sequence[Replacement]]
-) -> set[int] | None:
+) -> tuple[set[int], str] | None:
     """The parts (by index in `sent`, edits on `before`) the document holds now that the editor applied
-    the previewed edit; None when the document does not tell (closed, changed by something else too)."""
+    the previewed edit, and its text then; None when the document does not tell (closed, changed by
+    something else too)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + PREVIEW_SETTLE_S
     while True:  # the editor sends its didChange before its reply; a slower one gets a moment
@@ -346,7 +359,7 @@ async def _kept_in_preview(
         if took:
             kept.add(number)
             shift += len(new) - len(old)
-    return kept
+    return kept, text
 
 
 def marked(settled: Settled, applied: PartsOutcome) -> list[TargetOutcome]:

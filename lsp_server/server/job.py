@@ -53,6 +53,10 @@ UNCHANGED = {
     "apply": "no changes: the document already holds the snippet's code",
 }
 APPLY_LABEL = "Apply with prediction"
+NO_PREVIEW = (
+    'this editor cannot preview each change (it takes no change annotations): ask with review "changes" '
+    "(a plugin's review), or without a review; nothing was sent"
+)
 
 
 class JobHost(ProgressClient, Protocol):
@@ -215,9 +219,12 @@ class RequestJob:
         from ..pipeline.request import NoTargets
         from ..pipeline.review import review_of
         from ..pipeline.runner import Runner
+        from .edit import previews
 
         host = self.host
         config = host.config_for(self.uri)
+        if self.args.review == "preview" and not previews(host):  # asked for, and it would not be shown
+            return self._failed(NO_PREVIEW)
         try:
             request = await self._targets(self._source(config))
         except NoTargets as exc:
@@ -241,13 +248,15 @@ class RequestJob:
         were kept in a plugin's review already."""
         from ..pipeline.outcome import end_request
         from ..pipeline.review import review_of
-        from .edit import marked
+        from .edit import marked, previews
 
         settled = ran.settled
         applied: PartsOutcome | None = None
         outcomes = settled.outcomes
         if settled.edited():
-            preview = not reviewed and (config.refactor.preview or self.args.review == "preview")
+            # The setting on an editor without a preview applies the edit as ever: none was reviewed.
+            asked = config.refactor.preview or self.args.review == "preview"
+            preview = not reviewed and asked and previews(self.host)
             if preview and progress is not None:
                 progress.finishing()  # the editor may now wait for the user to confirm the preview
             review = review_of(settled)
@@ -280,7 +289,8 @@ class RequestJob:
                 message = "; ".join(filter(None, [applied.outcome.message, *notes]))
                 applied = replace(applied, outcome=replace(applied.outcome, message=message))
             return settled, outcomes, applied
-        undone = applied.sent_on is not None and await revert(self.host, self.uri, applied.sent_on)
+        before, after = applied.sent_on, applied.left_as
+        undone = before is not None and after is not None and await revert(self.host, self.uri, before, after)
         message = problem + (
             "; what the preview applied was undone, the document is as it was"
             if undone
@@ -304,22 +314,26 @@ class RequestJob:
 
         return offered(pending, position)
 
-    def resume(self, review: str, keep: tuple[int, ...]) -> asyncio.Task[RefactorReply]:
-        """Apply what the plugin kept of the review it was offered (`refactorLsp.applyChanges`)."""
-        self.task = asyncio.get_running_loop().create_task(self._resumed(review, keep))
+    def resume(self, review_id: str, keep: tuple[int, ...]) -> asyncio.Task[RefactorReply] | RefactorReply:
+        """Apply what the plugin kept of the review it was offered (`refactorLsp.applyChanges`). An answer
+        that is not one to this review (another review's id, a change it lacks) is refused at once and
+        leaves it open; an answer ends the review here, before any await, so a second one finds none and
+        the document stays held until this one's edit lands."""
+        pending = self.pending
+        if pending is None or pending.id != review_id:
+            return self._failed("no such review is open on this file (the id names another); nothing was applied")
+        unknown = sorted(set(keep) - set(pending.review.ids))
+        if unknown:
+            return self._failed(f"the review has no change {unknown[0]}; nothing was applied, the review is still open")
+        self.pending = None
+        self.task = asyncio.get_running_loop().create_task(self._resumed(pending, keep))
         self.task.add_done_callback(lambda t: self.cancelled() if t.cancelled() else None)
         return self.task
 
-    async def _resumed(self, review_id: str, keep: tuple[int, ...]) -> RefactorReply:
+    async def _resumed(self, pending: Pending, keep: tuple[int, ...]) -> RefactorReply:
         from ..pipeline.review import kept_problem, kept_settled
 
-        pending, self.pending = self.pending, None
         try:
-            if pending is None or pending.id != review_id:
-                return self._failed("no such review is open on this file; run the refactor again")
-            unknown = sorted(set(keep) - set(pending.review.ids))
-            if unknown:
-                return self._failed(f"the review has no change {unknown[0]}; nothing was applied")
             problem = await kept_problem(pending.settled, pending.review, keep)
             if problem is not None:
                 return self._failed(f"{problem}; nothing was applied")
@@ -386,6 +400,12 @@ class RequestJob:
             self.host.tell(text, kind)
             self.host.notify(STATS_NOTIFICATION, record)
             return RefactorReply(status, text, record)
+        one = ended.outcomes[0]
+        if applied is None and one.outcome == "rejected":  # every change dropped in the review
+            text = ended.message(f"{one.reason}; nothing was applied")
+            self.host.tell(text)
+            self.host.notify(STATS_NOTIFICATION, record)
+            return RefactorReply(RefactorStatus.REJECTED, text, record)
         if applied is None:  # the answer equals the text
             self.host.tell(ended.message(UNCHANGED[request.kind]))
             self.host.notify(STATS_NOTIFICATION, record)
@@ -407,6 +427,8 @@ def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus,
         return RefactorStatus.UNCONFIRMED, types.MessageType.Info
     if totals.count("applied"):
         return RefactorStatus.PARTIAL, types.MessageType.Warning
+    if totals.count("rejected") and totals.count("rejected", "unchanged") == totals.targets:
+        return RefactorStatus.REJECTED, types.MessageType.Info  # dropped in a review, or the edit refused
     if applied is not None and applied.outcome.status == "rejected":
         return RefactorStatus.REJECTED, types.MessageType.Info
     if applied is not None and totals.count("stale") and not totals.count("refused", "error"):

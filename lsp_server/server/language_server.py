@@ -332,11 +332,7 @@ class RefactorServer(LanguageServer):
         selection or the file, with `snippet` a merge of it, by the model even when the snippet is complete
         with `merge_with_model` (job.py, one job for every kind)."""
         uri = args.uri
-        held = self.jobs.get(uri)
-        if held is not None and held.pending is not None and held.pending.expired():
-            held.cancel("the review was left open too long; it was dropped")  # the document is free again
-            self._release(uri, held)
-        if uri in self.jobs:
+        if self._holding(uri) is not None:
             message = (
                 "a review is open on this file; keep or drop its changes, or cancel it (refactorLsp.cancel)"
                 if self.jobs[uri].pending is not None
@@ -364,12 +360,15 @@ class RefactorServer(LanguageServer):
 
     async def apply_changes(self, args: ApplyChangesArguments) -> RefactorReply:
         """What a plugin kept of the review its request was offered, applied (job.py, `resume`)."""
-        job = self.jobs.get(args.uri)
+        job = self._holding(args.uri)
         if job is None or job.pending is None:
             message = "no review is open on this file (it was applied, cancelled or dropped); run the refactor again"
             self.tell(message, types.MessageType.Warning)
             return RefactorReply(RefactorStatus.ERROR, message)
-        return await self._answer(job, job.resume(args.review, args.keep), wait=True)
+        resumed = job.resume(args.review, args.keep)
+        if isinstance(resumed, RefactorReply):  # refused, the review left open
+            return resumed
+        return await self._answer(job, resumed, wait=True)
 
     async def _answer(self, job: RequestJob, task: asyncio.Task[RefactorReply], wait: bool) -> RefactorReply:
         """The job's reply when `wait`, else at once (its outcome told through messages); the document
@@ -389,6 +388,15 @@ class RefactorServer(LanguageServer):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(job.settings_read.wait(), CLIENT_REPLY_TIMEOUT_S)
         return RefactorReply(RefactorStatus.STARTED)
+
+    def _holding(self, uri: str) -> RequestJob | None:
+        """The job that holds the document: a review left open too long is dropped first (and says so),
+        whatever comes next, a refactor or a late answer to it."""
+        held = self.jobs.get(uri)
+        if held is not None and held.pending is not None and held.pending.expired():
+            held.cancel("the review was left open too long; it was dropped")
+            self._release(uri, held)
+        return self.jobs.get(uri)
 
     def _release(self, uri: str, job: RequestJob) -> None:
         """Free the document of a job that is done and holds no review open."""

@@ -210,8 +210,9 @@ class ApplyChangesArguments:
 
 
 def _structure_apply_changes(raw: Any, converter: Converter) -> ApplyChangesArguments:
-    if not isinstance(raw, Mapping) or "uri" not in raw or "review" not in raw:
-        raise ValueError("refactorLsp.applyChanges takes one object: {uri, review, keep}")
+    # `keep` is asked for even when empty: one left out would read as "drop every change" and end the review.
+    if not isinstance(raw, Mapping) or "uri" not in raw or "review" not in raw or "keep" not in raw:
+        raise ValueError("refactorLsp.applyChanges takes one object: {uri, review, keep} (keep: [] drops them all)")
     uri = _field(raw, str, "a string (the document's URI)", "uri")
     review = _field(raw, str, "a string (the review's id)", "review")
     keep = _field(raw, list, "an array of change ids", "keep") or []

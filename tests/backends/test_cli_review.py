@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +142,88 @@ def test_apply_review_reads_the_snippet_from_stdin_and_asks_on_the_terminal(
     report = json.loads(out)
     assert [c["kept"] for c in report["changes"]] == [False, True, False]
     assert report["new_text"] == SOURCE.replace("data = get(url)", "data = get(url, timeout=10)")
+
+
+def test_ctrl_c_at_a_question_ends_the_review_at_once_and_writes_nothing(project: dict[str, Any], fake_backend) -> None:
+    """Ctrl-C while a question waits: before, asyncio.run took it as a cancel the blocked read never saw,
+    so the question stayed, and the answers typed after it were written before the exit (130)."""
+    fake_backend.enqueue(Reply(text=ANSWER))
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "lsp_server", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review"]
+    process = subprocess.Popen(
+        [*command, "--write", "--config", str(project["config"])],
+        stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project["dir"],
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        err = b""
+        while b"Keep this change" not in err:  # the first question is on the terminal
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, err
+            err += os.read(process.stderr.fileno(), 65536)
+        process.send_signal(signal.SIGINT)
+        _, rest = process.communicate(timeout=15)  # no answer typed: it must not wait for one
+        os.write(leader, b"a\n")  # an answer typed after Ctrl-C reaches nothing
+    finally:
+        process.kill()
+        os.close(follower)
+        os.close(leader)
+    assert process.returncode == 130
+    assert "the review was interrupted (Ctrl-C): nothing was written" in rest.decode()
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_a_terminal_that_goes_away_mid_review_writes_nothing_and_says_so(project: dict[str, Any], fake_backend) -> None:
+    """The terminal hangs up after one answer: nothing kept, nothing written, exit 1, `--json` says why
+    (before: a traceback of the read's EIO and no JSON object)."""
+    fake_backend.enqueue(Reply(text=ANSWER))
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "lsp_server", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review"]
+    process = subprocess.Popen(
+        [*command, "--write", "--json", "--config", str(project["config"])],
+        stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project["dir"],
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        err, answered = b"", False
+        while err.count(b"Keep this change") < 2:
+            if b"Keep this change" in err and not answered:
+                os.write(leader, b"y\n")
+                answered = True
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, err
+            err += os.read(process.stderr.fileno(), 65536)
+        os.close(leader)  # the terminal hangs up at the second question
+        leader = -1
+        out, rest = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        os.close(follower)
+        if leader >= 0:
+            os.close(leader)
+    assert process.returncode == 1, rest
+    assert "Traceback" not in rest.decode()
+    assert "the terminal went away during the review (Input/output error); nothing was written" in rest.decode()
+    report = json.loads(out)
+    assert "the terminal went away during the review" in report["reason"]
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_each_of_several_files_d_drops_the_rest_of_its_file_only(project: dict[str, Any], fake_backend) -> None:
+    """`--each` over two files: `d` on the first file's first change drops that file's later ones and
+    asks on into the second, whose answers are its own."""
+    from lsp_server.testing.responders import rule_responder
+
+    fake_backend.responder = rule_responder
+    two = "def f(value):\n    total = value\n\n    return total\n"
+    for name in ("a.py", "b.py"):
+        (project["dir"] / name).write_text(two, encoding="utf-8")
+    code, out, err = on_terminal(
+        project, "d\ny\nn\n", "refactor", "a.py", "b.py", "--each", "definition", "-i", "rename total to result",
+        "--review", "--write", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert err.count("Keep this change") == 3  # a.py's second change is not asked
+    assert (project["dir"] / "a.py").read_text(encoding="utf-8") == two
+    assert (project["dir"] / "b.py").read_text(encoding="utf-8") == two.replace("total = value", "result = value")
+    assert [c["kept"] for c in json.loads(out)["changes"]] == [False, False, True, False]

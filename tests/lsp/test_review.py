@@ -5,6 +5,8 @@ checked, a review held open on its document."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -13,8 +15,8 @@ from pytest_lsp import LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.replies import Reply
-from tests.conftest import editor_settings, fake_fixture
-from tests.lsp_harness import Editor, server_setup, session, start_session
+from tests.conftest import editor_settings, fake_fixture, write_config
+from tests.lsp_harness import Editor, server_setup, session, start_session, until
 
 SETUP = server_setup()
 WORKSPACE = SETUP.state_dir / "review-workspace"
@@ -258,3 +260,206 @@ async def test_an_editor_without_annotations_gets_todays_edit(backend: FakeBacke
         assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
     finally:
         await client.shutdown_session()
+
+
+async def test_an_apply_that_names_another_review_or_no_change_of_it_leaves_the_review_open(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """Two reviews open on two documents; answers sent to the wrong one, or naming a change the review
+    lacks, are refused and end nothing (before: the review they reached was dropped, its model answer lost)."""
+    first = editor.open(WORKSPACE / "two-reviews-a.py", SOURCE)
+    second = editor.open(WORKSPACE / "two-reviews-b.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer_a = await editor.execute("refactorLsp.refactor", ask(editor, first, review="changes"))
+    backend.enqueue(Reply(text=ANSWER))
+    offer_b = await editor.execute("refactorLsp.refactor", ask(editor, second, review="changes"))
+    id_a, id_b = offer_a["review"]["id"], offer_b["review"]["id"]
+    assert id_a != id_b
+    crossed = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_b, "keep": [1]})
+    assert crossed["status"] == "error" and "no such review" in crossed["message"], crossed
+    unknown = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_a, "keep": [1, 9]})
+    assert unknown["status"] == "error" and "the review has no change 9" in unknown["message"], unknown
+    assert "the review is still open" in unknown["message"]
+    assert editor.edits_received == [] and editor.buffers[first] == SOURCE == editor.buffers[second]
+    # Both reviews are still open and each applies what is kept of it, once.
+    reply_a = await editor.execute("refactorLsp.applyChanges", {"uri": first, "review": id_a, "keep": [2]})
+    reply_b = await editor.execute("refactorLsp.applyChanges", {"uri": second, "review": id_b, "keep": [5]})
+    assert (reply_a["status"], reply_b["status"]) == ("applied", "applied"), (reply_a, reply_b)
+    assert (editor.buffers[first], editor.buffers[second]) == (keeping(2), keeping(5))
+
+
+async def test_two_answers_to_one_review_at_once_apply_one_and_hold_the_document_until_it_lands(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """The second answer is refused; while the first's edit is with the editor, another refactor of the
+    document is busy (before: the refused answer freed the document while the first was still applying)."""
+    uri = editor.open(WORKSPACE / "two-answers.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    review = offer["review"]["id"]
+    APPLY = "refactorLsp.applyChanges"
+    gate, reached = asyncio.Event(), asyncio.Event()
+    original = editor._on_apply_edit
+
+    async def held(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        reached.set()
+        await gate.wait()  # the user has not confirmed yet
+        return await original(params)
+
+    editor._on_apply_edit = held  # type: ignore[method-assign]
+    try:
+        one = asyncio.create_task(editor.execute(APPLY, {"uri": uri, "review": review, "keep": [1]}))
+        two = asyncio.create_task(editor.execute(APPLY, {"uri": uri, "review": review, "keep": [3]}))
+        async with asyncio.timeout(10):
+            await reached.wait()
+            refused = await two
+        assert refused["status"] == "error", refused
+        busy = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+        assert busy["status"] == "busy", busy
+        gate.set()
+        assert (await one)["status"] == "applied"
+    finally:
+        gate.set()
+        editor._on_apply_edit = original  # type: ignore[method-assign]
+    assert editor.buffers[uri] == keeping(1) and len(editor.edits_received) == 1
+
+
+# A checker that finds an error only in a subset keeping `step_one(` without `step_two(`, and takes its
+# time there (a file beside it says it started), so the user types while it runs.
+SLOW_CHECKER = (
+    "import sys, time, pathlib; text = sys.stdin.read(); bad = 'step_one(' in text and 'step_two(' not in text\n"
+    "if bad: pathlib.Path(sys.argv[1]).touch(); time.sleep(1.5); print('stdin:2: step_one needs step_two')\n"
+    "sys.exit(bad)"
+)
+
+
+async def test_undoing_a_previewed_subset_keeps_what_the_user_typed_meanwhile(
+    backend: FakeBackend, tmp_path: Any
+) -> None:
+    """The preview kept a subset the checker refuses; the user typed above the function while it checked:
+    the undo takes back the kept change alone (before: the whole document was set back to what it was
+    when the edit went, and the typed line was lost)."""
+    started = tmp_path / "checker-started"
+    user = write_config(
+        tmp_path, fake=backend, refactor={"checkers": {"python": [sys.executable, "-c", SLOW_CHECKER, str(started)]}}
+    )
+    workspace = tmp_path / "undo-workspace"
+    settings = editor_settings(backend, keys={"prediction": "always"})
+    editor = await start_session(SETUP, workspace, settings, env={"REFACTOR_LSP_CONFIG": str(user)})
+    source = "import os\n\n\ndef f():\n    a = 1\n\n    b = 2\n    return a + b\n"
+    try:
+        uri = editor.open(workspace / "undo.py", source)
+        backend.enqueue(Reply(text="def f():\n    a = step_one(1)\n\n    b = step_two(2)\n    return a + b\n"))
+        editor.preview_keeps = lambda label: label.startswith("line 5:")  # step_one kept, step_two unticked
+        typed = "import os\nimport sys\n"
+
+        async def type_while_checking() -> None:
+            await until(started.exists, 30)
+            editor.change(uri, editor.buffers[uri].replace("import os\n", typed, 1))
+
+        typing = asyncio.create_task(type_while_checking())
+        try:
+            reply = await editor.execute(
+                "refactorLsp.refactor",
+                {"uri": uri, "range": editor.cursor_at(uri, "a = 1"), "instruction": "x", "review": "preview"},
+            )
+        finally:
+            typing.cancel()
+        assert started.exists(), reply  # the checker was still running when the user typed
+        assert reply["status"] == "rejected", reply
+        assert "keeping change 1 without change 2 leaves an error" in reply["message"]
+        assert "what the preview applied was undone" in reply["message"]
+        assert editor.buffers[uri] == source.replace("import os\n", typed, 1)
+    finally:
+        await editor.client.shutdown_session()
+
+
+async def test_changes_of_a_crlf_document_with_astral_characters_have_utf16_ranges_and_apply_exactly(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """Offsets count code points, ranges UTF-16 units: an emoji (two units) before a change on its line and
+    CRLF line ends move neither the range the plugin shows nor the text applied."""
+    source = 'def greet(name):\r\n    note = "🎉🎉"; data = None\r\n\r\n    return note, data\r\n'
+    answer = 'def greet(name):\r\n    note = "🎉🎉"; data = {}\r\n\r\n    return note, data or name\r\n'
+    uri = editor.open(WORKSPACE / "astral-crlf.py", source)
+    backend.enqueue(Reply(text=answer))
+    offer = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data = None"), "instruction": "x", "review": "changes"},
+    )
+    assert offer["status"] == "review", offer
+    first, second = offer["review"]["changes"]
+    units = len('    note = "🎉🎉"; data = '.encode("utf-16-le")) // 2
+    assert first["range"]["start"] == {"line": 1, "character": units}, first
+    assert source[first["edits"][0]["start"] : first["edits"][0]["end"]] == "None"  # code points
+    assert second["range"]["start"]["line"] == 3
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == source.replace("data = None", "data = {}")
+
+
+async def test_dropping_every_change_says_so_calmly_and_applies_nothing(editor: Editor, backend: FakeBackend) -> None:
+    """`keep: []` on one refactor and on a batch: `rejected`, the message says every change was dropped
+    (before: one refactor said `no changes: the model's answer equals the current text`, `unchanged`;
+    a batch said it as an error)."""
+    uri = editor.open(WORKSPACE / "drop-all.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    editor.clear()
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": []})
+    assert reply["status"] == "rejected", reply
+    assert "every change dropped in the review" in reply["message"]
+    (shown,) = editor.client.messages
+    assert "every change dropped in the review" in shown.message and "equals the current text" not in shown.message
+    assert shown.type == types.MessageType.Info
+    assert editor.buffers[uri] == SOURCE and editor.edits_received == []
+    source = "def f(value):\n    total = value\n    return total\n\n\n" * 2
+    batch = editor.open(WORKSPACE / "drop-all-each.py", source.replace("def f", "def g", 1))
+    source = editor.buffers[batch]
+    offer = await editor.execute(
+        "refactorLsp.refactorEach",
+        {"uri": batch, "targets": "file", "instruction": "rename total to result", "review": "changes"},
+    )
+    editor.clear()
+    answer = {"uri": batch, "review": offer["review"]["id"], "keep": []}
+    reply = await editor.execute("refactorLsp.applyChanges", answer)
+    assert reply["status"] == "rejected", reply
+    (shown,) = editor.client.messages
+    assert shown.type == types.MessageType.Info, shown
+    assert editor.buffers[batch] == source and editor.edits_received == []
+
+
+async def test_an_editor_without_a_preview_is_not_said_to_have_reviewed(backend: FakeBackend, tmp_path: Any) -> None:
+    """An editor that takes no change annotations: `review: "preview"` is refused before the model is
+    asked, and the `refactor.preview` setting applies the edit as ever without counting changes as kept
+    (before: everything applied unasked, `kept 5 of 5 changes` in the stats and the history)."""
+    folder = tmp_path / "no-preview"
+    settings = editor_settings(backend, keys={"prediction": "always"}, refactor={"preview": True})
+    editor = await start_session(SETUP, folder, settings, client_name="emacs")
+    try:
+        uri = editor.open(folder / "plain.py", SOURCE)
+        backend.reset()
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="preview"))
+        assert reply["status"] == "error" and "this editor cannot preview each change" in reply["message"], reply
+        assert backend.requests == [] and editor.buffers[uri] == SOURCE and editor.edits_received == []
+        backend.enqueue(Reply(text=ANSWER))
+        reply = await editor.execute("refactorLsp.refactor", ask(editor, uri))
+        assert reply["status"] == "applied", reply
+        assert editor.buffers[uri] == SOURCE.replace(REGION, ANSWER)
+        assert "kept" not in editor.stats[-1]["summary"] and editor.stats[-1]["changes_kept"] is None
+    finally:
+        await editor.client.shutdown_session()
+
+
+async def test_an_answer_without_keep_is_invalid_and_leaves_the_review_open(
+    editor: Editor, backend: FakeBackend
+) -> None:
+    """`keep` left out is a plugin's mistake, not "drop them all" (before: read as `[]`, the review ended)."""
+    uri = editor.open(WORKSPACE / "no-keep.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    with pytest.raises(Exception, match=r"\{uri, review, keep\}"):
+        await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"]})
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [4]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == keeping(4)
