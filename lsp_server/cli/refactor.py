@@ -12,6 +12,7 @@ for every kind).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -80,11 +81,22 @@ async def run_request(args: argparse.Namespace) -> int:
             error(note)
         _announce(args, request, files)
         ended, new_texts, changes = await _run(args, request, files, engine, history, reviewer)
+    except asyncio.CancelledError:
+        # Ctrl-C (asyncio.run cancels this task): it lands at an await, and every file is written after the
+        # last one, so nothing was. Said once the engine is closed: a second Ctrl-C meanwhile is main's.
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         await engine.close()
         if reviewer is not None:
             reviewer.close()
+    if interrupted:
+        return _refused(args, kind, "interrupted", INTERRUPTED, Exit.INTERRUPTED)
     return _report(args, ended, files, new_texts, changes)
+
+
+INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
 
 
 def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], list[Source]]:

@@ -1,0 +1,61 @@
+"""The one path as a hostile user meets it, through real child processes: a Ctrl-C in flight under
+`--json`, the file swapped for a link while the model runs, a snippet that starts with a byte-order
+mark, against the loopback backend over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from tests.backends.test_cli_one_path import KEYS, SNIPPET, SOURCE, each_kind
+from tests.cli_harness import cli_env
+from tests.conftest import write_config
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    (tmp_path / "snippet.py").write_text(SNIPPET, encoding="utf-8")
+    return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
+
+
+def _child(project: dict[str, Any], *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", *args, "--config", str(project["config"])],
+        cwd=project["dir"], env=cli_env(None), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def _in_flight(fake: FakeBackend, child: subprocess.Popen[bytes]) -> None:
+    """Until the child's first chat request reached the backend."""
+    deadline = time.monotonic() + 30
+    while not any("messages" in r for r in fake.requests):
+        assert child.poll() is None and time.monotonic() < deadline, "the request never reached the backend"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_in_flight_prints_the_one_json_object_and_exits_130_in_every_kind(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    for args in each_kind(project):
+        fake_backend.reset()
+        fake_backend.enqueue(*[Reply(delay_headers_s=30)] * 4)  # the model never answers in time
+        child = _child(project, *args, "--json", "--write")
+        _in_flight(fake_backend, child)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 130, (args, err)
+        report = json.loads(out)  # one object, nothing else on stdout
+        assert set(report) == KEYS and report["outcome"] == "interrupted", args
+        assert "interrupted (Ctrl-C)" in err.decode() and "nothing was written" in report["reason"]
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
