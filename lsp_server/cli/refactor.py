@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ class File:
     path: Path
     text: str
     config: Config
+    target: str  # the file the path named when it was read (through links): the one a write may change
 
 
 def request_kind(args: argparse.Namespace) -> RequestKind:
@@ -111,8 +113,9 @@ def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], l
     for path in paths:
         config = load_cli_config(args.config, path).config
         config.backend(args.backend)  # an unknown name is a usage error, before the file is read
+        target = os.path.realpath(path)
         text = read_source(path, config.refactor.max_file_chars)
-        file = File(path, text, config)
+        file = File(path, text, config, target)
         start, end, scope, selection = _where(args, kind, file)
         snippet = _snippet(args.snippet, config.refactor.max_region_chars) if kind == "apply" else None
         request = RefactorRequest(
@@ -345,18 +348,28 @@ def deliver(
             print_diff(file.path, file.text, new_text)
         return new_text, "edit", None
     try:
-        if read_source(file.path, file.config.refactor.max_file_chars) != file.text:
-            return (
-                new_text,
-                "stale",
-                f"{file.path} changed while the refactor ran; nothing was written to it — run it again",
-            )
+        stale = _changed_on_disk(file)
+        if stale is not None:
+            return new_text, "stale", f"{stale}; nothing was written to it — run it again"
         write_file(file.path, new_text.encode("utf-8"))
     except (ValueError, WriteRefused) as exc:
         return new_text, "error", str(exc)
     counted = f" ({count_of(len(indexes), 'definition')})" if count else ""
     print(f"wrote {file.path}{counted}", file=sys.stderr)
     return new_text, "applied", None
+
+
+def _changed_on_disk(file: File) -> str | None:
+    """How the file on disk is no longer the one read, or None: its name now leads to another file (a link
+    put in its place, whose target a write would change though nothing of it was read), or its text
+    changed. Raises ValueError (it can no longer be read)."""
+    now = os.path.realpath(file.path)
+    if now != file.target:
+        what = f"a link to {now}" if os.path.islink(file.path) else "a file of its own"
+        return f"{file.path} is now {what}, not the file read ({file.target}), since the refactor started"
+    if read_source(file.path, file.config.refactor.max_file_chars) != file.text:
+        return f"{file.path} changed while the refactor ran"
+    return None
 
 
 def _report(

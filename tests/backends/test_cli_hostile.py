@@ -59,3 +59,24 @@ def test_ctrl_c_in_flight_prints_the_one_json_object_and_exits_130_in_every_kind
         assert set(report) == KEYS and report["outcome"] == "interrupted", args
         assert "interrupted (Ctrl-C)" in err.decode() and "nothing was written" in report["reason"]
     assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_the_file_swapped_for_a_link_while_the_model_runs_is_not_written_nor_its_target(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    source, other = project["source"], project["dir"] / "other.py"
+    for args in each_kind(project):
+        fake_backend.reset()
+        fake_backend.enqueue(*[Reply(delay_headers_s=1.5)] * 4)
+        child = _child(project, *args, "--json", "--write")
+        _in_flight(fake_backend, child)
+        other.write_text(SOURCE, encoding="utf-8")  # the same text, another file: `git checkout` made it a link
+        source.unlink()
+        source.symlink_to(other)
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 5, (args, err)
+        report = json.loads(out)
+        assert report["outcome"] == "stale" and "is now a link to" in err.decode(), args
+        assert other.read_text(encoding="utf-8") == SOURCE, args  # the file never named is not written
+        source.unlink()
+        source.write_text(SOURCE, encoding="utf-8")
