@@ -80,3 +80,25 @@ def test_the_file_swapped_for_a_link_while_the_model_runs_is_not_written_nor_its
         assert other.read_text(encoding="utf-8") == SOURCE, args  # the file never named is not written
         source.unlink()
         source.write_text(SOURCE, encoding="utf-8")
+
+
+def test_a_snippet_that_starts_with_a_byte_order_mark_is_placed_as_without_it(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """A snippet saved by an editor that writes the mark (or piped from one): the mark is no code."""
+    snippet = "def foo(radius):\r\n    return radius * 3\r\n"
+    for name, data in (("file", "\ufeff" + snippet), ("stdin", "\ufeff" + snippet.replace("\r\n", "\n"))):
+        path = project["dir"] / "bom-snippet.py"
+        path.write_bytes(data.encode("utf-8"))
+        spec = str(path) if name == "file" else "-"
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "apply", str(project["source"]), spec, "--json", "--write",
+             "--config", str(project["config"])],
+            input=path.read_bytes(), capture_output=True, env=cli_env(None), cwd=project["dir"], timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, (name, done.stderr)
+        assert json.loads(done.stdout)["merged_by"] == "splice"
+        written = project["source"].read_text(encoding="utf-8")
+        assert "\ufeff" not in written and "    return radius * 3\n" in written, name
+        project["source"].write_text(SOURCE, encoding="utf-8")
+    assert fake_backend.requests == []
