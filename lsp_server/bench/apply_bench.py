@@ -33,7 +33,7 @@ from ..pipeline.totals import batch_totals
 from ..regions import ScopeCache
 from .apply_report import APPLY_MODES, MODE_NAMES, ApplyMode, ApplyReport, ApplyRun
 from .apply_tasks import ApplyTask, Skipped
-from .interrupt import Interrupt, interrupted_note, keeps
+from .interrupt import Interrupt, keeps, note_of
 from .probes import describe_server, drafts_between, machine, read_counters
 from .report import Meta
 from .schedule import BenchPlan, SizeRuleOnly, warm_up
@@ -170,6 +170,6 @@ async def measure_apply(
         machine=machine(),
         wall_s=round(time.monotonic() - started, 1),
         metrics_during_bench=drafts_between(before, after),
-        interrupted=interrupted_note(len(runs), plan.runs) if interrupt is not None and interrupt.happened else None,
+        interrupted=note_of(interrupt, len(runs), plan.runs),
     )
     return ApplyReport(meta, plan.tasks, plan.skipped, tuple(runs))

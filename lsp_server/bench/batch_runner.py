@@ -29,7 +29,7 @@ from ..regions.targets import Target
 from .batch_report import MODES, BatchReport, BatchTaskRun, summarize_task
 from .batch_tasks import BatchTask
 from .display import ProgressDisplay
-from .interrupt import Interrupt, interrupted_note, keeps
+from .interrupt import Interrupt, keeps, note_of
 from .runs import Mode, Run
 from .schedule import around, check_prediction_ran, record, similarity
 from .setup import MODE_REQUESTS, BenchPlan, make_plan, max_concurrency
@@ -191,7 +191,6 @@ async def measure_batches(
     runs, frame = await around(
         engine, plan.bench, run_all, runs=plan.targets, at_once=plan.jobs, progress_stream=progress_stream
     )
-    stopped = interrupt is not None and interrupt.happened
     meta = frame.meta(
         plan.bench,
         command=command,
@@ -199,7 +198,7 @@ async def measure_batches(
         note=note,
         order=BATCH_ORDER,
         concurrency=(1, plan.jobs),
-        interrupted=interrupted_note(len(runs), len(batch_schedule(plan)) * 4) if stopped else None,
+        interrupted=note_of(interrupt, len(runs), len(batch_schedule(plan)) * 4),
     )
     tasks = tuple(
         summarize_task(task.name, task.language, len(task.targets), plan.jobs, [r for r in runs if r.task == task.name])

@@ -23,7 +23,7 @@ from ..pipeline.engine import Engine
 from ..pipeline.plan import Progress, RefactorError
 from .display import ProgressDisplay
 from .formats_report import summarize_formats
-from .interrupt import Interrupt, interrupted_note, keeps
+from .interrupt import Interrupt, keeps, note_of
 from .probes import DraftsCounted, ServerInfo, describe_server, drafts_between, machine, read_counters
 from .report import LoadLevel, Meta, Report
 from .runs import Batch, Mode, Pair, Run
@@ -351,7 +351,7 @@ async def measure(
         if plan.edit_formats
         else None,
         hunks_form=plan.config.refactor.hunks_form if plan.edit_formats else None,
-        interrupted=interrupted_note(done, plan.runs) if interrupt is not None and interrupt.happened else None,
+        interrupted=note_of(interrupt, done, plan.runs),
     )
     formats = None
     if plan.edit_formats:
