@@ -352,7 +352,7 @@ def deliver(
         if stale is not None:
             return new_text, "stale", f"{stale}; nothing was written to it — run it again"
         write_file(file.path, new_text.encode("utf-8"))
-    except (ValueError, WriteRefused) as exc:
+    except WriteRefused as exc:
         return new_text, "error", str(exc)
     counted = f" ({count_of(len(indexes), 'definition')})" if count else ""
     print(f"wrote {file.path}{counted}", file=sys.stderr)
@@ -362,14 +362,17 @@ def deliver(
 def _changed_on_disk(file: File) -> str | None:
     """How the file on disk is no longer the one read, or None: its name now leads to another file (a link
     put in its place, whose target a write would change though nothing of it was read), or its text
-    changed. Raises ValueError (it can no longer be read)."""
+    changed (into other text, or into something no longer read as text: gone, not UTF-8, over the limit)."""
     now = os.path.realpath(file.path)
     if now != file.target:
         what = f"a link to {now}" if os.path.islink(file.path) else "a file of its own"
         return f"{file.path} is now {what}, not the file read ({file.target}), since the refactor started"
-    if read_source(file.path, file.config.refactor.max_file_chars) != file.text:
-        return f"{file.path} changed while the refactor ran"
-    return None
+    try:
+        if read_source(file.path, file.config.refactor.max_file_chars) == file.text:
+            return None
+    except ValueError as exc:
+        return f"{file.path} changed while the refactor ran and can no longer be read as it was ({exc})"
+    return f"{file.path} changed while the refactor ran"
 
 
 def _report(

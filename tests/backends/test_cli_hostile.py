@@ -102,3 +102,21 @@ def test_a_snippet_that_starts_with_a_byte_order_mark_is_placed_as_without_it(
         assert "\ufeff" not in written and "    return radius * 3\n" in written, name
         project["source"].write_text(SOURCE, encoding="utf-8")
     assert fake_backend.requests == []
+
+
+def test_a_file_deleted_or_made_unreadable_while_the_model_runs_is_stale_not_a_failure(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Exit 5 tells an agent to read the file again: it changed, whether into other text or into
+    something that can no longer be read as the text was (gone, no longer UTF-8)."""
+    source = project["source"]
+    for change in (source.unlink, lambda: source.write_bytes(b"\xff\xfe not text any more\n")):
+        fake_backend.reset()
+        fake_backend.enqueue(Reply(delay_headers_s=1.5))
+        child = _child(project, "refactor", str(source), "--at", "5", "-i", "rename radius to r", "--json", "--write")
+        _in_flight(fake_backend, child)
+        change()
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 5, err
+        assert json.loads(out)["outcome"] == "stale" and "changed while the refactor ran" in err.decode()
+        source.write_text(SOURCE, encoding="utf-8")
