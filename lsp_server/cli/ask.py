@@ -9,7 +9,10 @@ no terminal at all, `--review` is refused before anything is sent.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
@@ -59,7 +62,12 @@ class Reviewer:
                 handle.close()
 
     def ask(self, review: Review, settled: Settled) -> list[int]:
-        """The ids of the changes kept, asked one by one, in order."""
+        """The ids of the changes kept, asked one by one, in order. Ctrl-C at a question raises
+        KeyboardInterrupt at once."""
+        with _ctrl_c_raises():
+            return self._ask(review, settled)
+
+    def _ask(self, review: Review, settled: Settled) -> list[int]:
         kept: list[int] = []
         decided: dict[str, bool] = {}  # a file's later changes, decided by `a` or `d`
         quit_all = False
@@ -119,3 +127,18 @@ def _diff(text: str, change: ReviewChange) -> str:
     new = apply_replacements(old, [Replacement(e.start - begin, e.end - begin, e.text) for e in edits])
     lines = [f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()]
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt while a question waits: asyncio's own handler only cancels the
+    task, which a read blocked on the terminal never sees (the read is retried, the first Ctrl-C lost).
+    Signals are the main thread's alone: elsewhere (a test's in-process run) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -310,7 +310,10 @@ async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settle
     review = review_of(settled)
     if reviewer is None or not review.changes:
         return settled, _listed_changes(settled, review, None)
-    kept = reviewer.ask(review, settled)
+    try:
+        kept = reviewer.ask(review, settled)
+    except KeyboardInterrupt:  # Ctrl-C at a question (ask.py): before anything is written, as any Ctrl-C here
+        raise asyncio.CancelledError from None
     problem = await kept_problem(settled, review, kept)
     if problem is not None:
         problem += "; nothing was written"

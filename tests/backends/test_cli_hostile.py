@@ -5,6 +5,7 @@ mark, against the loopback backend over real HTTP."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -120,3 +121,36 @@ def test_a_file_deleted_or_made_unreadable_while_the_model_runs_is_stale_not_a_f
         assert child.returncode == 5, err
         assert json.loads(out)["outcome"] == "stale" and "changed while the refactor ran" in err.decode()
         source.write_text(SOURCE, encoding="utf-8")
+
+
+def test_ctrl_c_at_a_review_question_stops_at_once_and_writes_nothing(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """The question waits on the terminal: asyncio's Ctrl-C only cancels the task, which that read never
+    sees, so the first Ctrl-C was lost and the second ended it with nothing said (no --json object)."""
+    import pty
+    import select
+
+    terminal, child_side = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "refactor", str(project["source"]), "--at", "5", "-i",
+         "rename radius to r", "--review", "--write", "--json", "--config", str(project["config"])],
+        cwd=project["dir"], env=cli_env(None), stdin=child_side, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    os.close(child_side)
+    try:
+        assert child.stderr is not None
+        said, deadline = b"", time.monotonic() + 30
+        while b"Keep this change" not in said:
+            assert time.monotonic() < deadline and child.poll() is None, said
+            if select.select([child.stderr], [], [], 0.1)[0]:
+                said += os.read(child.stderr.fileno(), 4096)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=5)  # the first Ctrl-C ends it
+    finally:
+        os.close(terminal)
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert json.loads(out)["outcome"] == "interrupted"
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
