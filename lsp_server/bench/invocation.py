@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .interrupt import Interrupt, interrupted_note
+from .interrupt import Interrupt, note_of
 
 
 @dataclass(frozen=True)
@@ -24,5 +24,5 @@ class Invocation:
         return self.interrupt is not None and self.interrupt.happened
 
     def interrupted(self, done: int, planned: int) -> str | None:
-        """The report's note on an interrupted bench (how many runs of how many); None when it ran whole."""
-        return interrupted_note(done, planned) if self.stopped else None
+        """The report's note on an interrupted bench (by what, how many runs of how many); None when it ran whole."""
+        return note_of(self.interrupt, done, planned)

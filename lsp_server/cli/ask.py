@@ -31,7 +31,6 @@ d - drop this change and every later one of this file
 q - quit: drop this change and every later one
 ? - print this help"""
 CHOICES = "y,n,a,d,q,?"
-INTERRUPTED = "the review was interrupted (Ctrl-C): nothing was written"
 
 
 class NoTerminal(ValueError):
@@ -67,9 +66,9 @@ class Reviewer:
                 handle.close()
 
     def ask(self, review: Review, settled: Settled) -> list[int]:
-        """The ids of the changes kept, asked one by one, in order. Ctrl-C ends it at once
-        (KeyboardInterrupt, after saying that nothing was written). Raises TerminalLost: answers given
-        before a terminal went away are no decision about the rest, so nothing is kept."""
+        """The ids of the changes kept, asked one by one, in order. Ctrl-C at a question raises
+        KeyboardInterrupt at once. Raises TerminalLost: answers given before a terminal went away are
+        no decision about the rest, so nothing is kept."""
         try:
             with _interruptible():
                 return self._asked(review, settled)
@@ -77,9 +76,6 @@ class Reviewer:
             raise TerminalLost(
                 f"the terminal went away during the review ({exc.strerror or exc}); nothing was written"
             ) from None
-        except KeyboardInterrupt:
-            print(f"\n{INTERRUPTED}", file=self.write, flush=True)
-            raise
 
     def _asked(self, review: Review, settled: Settled) -> list[int]:
         kept: list[int] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from .io import Exit, error, load_cli_config
 if TYPE_CHECKING:
     from ..bench.apply_report import ApplyReport
     from ..bench.batch_report import BatchReport
+    from ..bench.interrupt import Interrupt
     from ..bench.report import Meta, Report
 
 
@@ -53,11 +55,33 @@ def _bench_command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
-def _write_report(path: str, text: str) -> None:
+def report_path_problem(path: str) -> str | None:
+    """Why a --markdown or --json file could not be written, asked before the bench runs (a measurement of
+    an hour is not to end in a traceback); None: it can, as far as can be told before."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    if target.is_dir():
+        return f"cannot write {path}: it is a folder"
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the nearest folder that is there: the rest is made when writing
+    if not folder.is_dir():
+        return f"cannot write {path}: {folder} is not a folder"
+    if not os.access(folder, os.W_OK):
+        return f"cannot write {path}: {folder} is not writable"
+    return None
+
+
+def _write_report(path: str, text: str) -> bool:
+    """Write a report file; False, said on stderr, when it cannot be (the table on stdout has the figures)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        error(f"cannot write {path}: {exc.strerror or exc}; the table above has the figures")
+        return False
     print(f"wrote {path}", file=sys.stderr)
+    return True
 
 
 class _Report(Protocol):
@@ -88,6 +112,9 @@ async def _measure_and_show(
     from ..pipeline.engine import Engine
 
     terminal, markdown = show
+    for unwritable in filter(None, (report_path_problem(p) for p in (args.markdown, args.json) if p)):
+        error(f"{unwritable}; nothing was measured")
+        return Exit.USAGE
     engine = Engine(SizeRuleOnly())
     interrupt = Interrupt()
     interrupt.install()
@@ -98,24 +125,34 @@ async def _measure_and_show(
         error(str(exc))
         return Exit.FAILED
     except asyncio.CancelledError:  # Ctrl-C before the first run (warming up, reading the servers)
-        error("interrupted (Ctrl-C) before any run was measured; nothing to report")
-        return Exit.INTERRUPTED
+        error(f"interrupted ({interrupt.by}) before any run was measured; nothing to report")
+        return _interrupted_exit(interrupt)
     finally:
         interrupt.remove()
         await engine.close()
     sys.stdout.write(terminal(report))
-    if args.markdown:
-        _write_report(args.markdown, markdown(report))
-    if args.json:
-        _write_report(args.json, report.to_json())
+    written = [_write_report(path, render()) for path, render in _files(args, report, markdown)]
     if interrupt.happened:
         error(f"{report.meta.interrupted}; the table and the files written cover them")
-        return Exit.INTERRUPTED
+        return _interrupted_exit(interrupt)
     problem = verdict(report)
     if problem is not None:
         error(problem)
         return Exit.FAILED
-    return Exit.FAILED if getattr(report, "errors", None) else Exit.OK
+    return Exit.FAILED if getattr(report, "errors", None) or not all(written) else Exit.OK
+
+
+def _files(
+    args: argparse.Namespace, report: ReportT, markdown: Callable[[ReportT], str]
+) -> list[tuple[str, Callable[[], str]]]:
+    """The report files asked for, each with its text made only when it is written."""
+    asked = [(args.markdown, lambda: markdown(report)), (args.json, report.to_json)]
+    return [(path, render) for path, render in asked if path]
+
+
+def _interrupted_exit(interrupt: Interrupt) -> int:
+    """130 for Ctrl-C; 143 for SIGTERM, as a shell reports a process that signal ended."""
+    return Exit.TERMINATED if interrupt.by == "SIGTERM" else Exit.INTERRUPTED
 
 
 async def run_bench(args: argparse.Namespace) -> int:

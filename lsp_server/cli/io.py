@@ -29,6 +29,7 @@ class Exit(enum.IntEnum):
     NOT_PLACED = 4
     STALE = 5
     INTERRUPTED = 130  # Ctrl-C, what a shell reports for SIGINT
+    TERMINATED = 143  # SIGTERM taken by `bench` (it keeps what it measured), what a shell reports for it
     PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 

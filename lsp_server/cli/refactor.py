@@ -12,7 +12,9 @@ for every kind).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +47,7 @@ class File:
     path: Path
     text: str
     config: Config
+    target: str  # the file the path named when it was read (through links): the one a write may change
 
 
 def request_kind(args: argparse.Namespace) -> RequestKind:
@@ -80,11 +83,22 @@ async def run_request(args: argparse.Namespace) -> int:
             error(note)
         _announce(args, request, files)
         ended, new_texts, changes = await _run(args, request, files, engine, history, reviewer)
+    except asyncio.CancelledError:
+        # Ctrl-C (asyncio.run cancels this task): it lands at an await, and every file is written after the
+        # last one, so nothing was. Said once the engine is closed: a second Ctrl-C meanwhile is main's.
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         await engine.close()
         if reviewer is not None:
             reviewer.close()
+    if interrupted:
+        return _refused(args, kind, "interrupted", INTERRUPTED, Exit.INTERRUPTED)
     return _report(args, ended, files, new_texts, changes)
+
+
+INTERRUPTED = "interrupted (Ctrl-C); nothing was written"
 
 
 def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], list[Source]]:
@@ -99,8 +113,9 @@ def _sources(args: argparse.Namespace, kind: RequestKind) -> tuple[list[File], l
     for path in paths:
         config = load_cli_config(args.config, path).config
         config.backend(args.backend)  # an unknown name is a usage error, before the file is read
+        target = os.path.realpath(path)
         text = read_source(path, config.refactor.max_file_chars)
-        file = File(path, text, config)
+        file = File(path, text, config, target)
         start, end, scope, selection = _where(args, kind, file)
         snippet = _snippet(args.snippet, config.refactor.max_region_chars) if kind == "apply" else None
         request = RefactorRequest(
@@ -302,6 +317,8 @@ async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settle
             problem += "; nothing was written"
     except TerminalLost as exc:
         kept, problem = [], str(exc)
+    except KeyboardInterrupt:  # Ctrl-C at a question (ask.py): before anything is written, as any Ctrl-C here
+        raise asyncio.CancelledError from None
     if problem is not None:
         held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
         return replace(settled, outcomes=held, failure=problem), _listed_changes(settled, review, kept)
@@ -337,18 +354,31 @@ def deliver(
             print_diff(file.path, file.text, new_text)
         return new_text, "edit", None
     try:
-        if read_source(file.path, file.config.refactor.max_file_chars) != file.text:
-            return (
-                new_text,
-                "stale",
-                f"{file.path} changed while the refactor ran; nothing was written to it — run it again",
-            )
+        stale = _changed_on_disk(file)
+        if stale is not None:
+            return new_text, "stale", f"{stale}; nothing was written to it — run it again"
         write_file(file.path, new_text.encode("utf-8"))
-    except (ValueError, WriteRefused) as exc:
+    except WriteRefused as exc:
         return new_text, "error", str(exc)
     counted = f" ({count_of(len(indexes), 'definition')})" if count else ""
     print(f"wrote {file.path}{counted}", file=sys.stderr)
     return new_text, "applied", None
+
+
+def _changed_on_disk(file: File) -> str | None:
+    """How the file on disk is no longer the one read, or None: its name now leads to another file (a link
+    put in its place, whose target a write would change though nothing of it was read), or its text
+    changed (into other text, or into something no longer read as text: gone, not UTF-8, over the limit)."""
+    now = os.path.realpath(file.path)
+    if now != file.target:
+        what = f"a link to {now}" if os.path.islink(file.path) else "a file of its own"
+        return f"{file.path} is now {what}, not the file read ({file.target}), since the refactor started"
+    try:
+        if read_source(file.path, file.config.refactor.max_file_chars) == file.text:
+            return None
+    except ValueError as exc:
+        return f"{file.path} changed while the refactor ran and can no longer be read as it was ({exc})"
+    return f"{file.path} changed while the refactor ran"
 
 
 def _report(

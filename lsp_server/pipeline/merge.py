@@ -23,9 +23,10 @@ log = logging.getLogger(__name__)
 
 
 def snippet_code(snippet: str) -> str:
-    """The snippet less a markdown fence around all of it (as a chat shows code). Raises NotPlaced."""
+    """The snippet less a byte-order mark (an editor's, or a pipe's from one: no code, and before `def` it
+    hides the definition) and a markdown fence around all of it (as a chat shows code). Raises NotPlaced."""
     try:
-        return strip_fence(snippet, "")
+        return strip_fence(snippet.removeprefix("\ufeff"), "")
     except UnusableOutput:
         raise NotPlaced(
             "the snippet holds text around its code block (a chat's explanation); give the code alone"

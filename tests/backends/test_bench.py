@@ -41,6 +41,7 @@ from lsp_server.stats.measured import RefactorStats
 from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.responders import SlippingResponder, region_of
 from lsp_server.testing.speculation import simulate, tokenize
+from tests.cli_harness import run_cli
 from tests.conftest import write_config
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "tasks"
@@ -497,9 +498,13 @@ def test_bench_counts_repairs_per_mode_and_their_time(tmp_path: Path, capsys: py
     assert "with prediction 2 repaired, 0 still broken; without prediction 0 repaired" in " ".join(out.split())
 
 
-def test_ctrl_c_keeps_what_was_measured_and_says_it_was_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("number", "code", "by"), [("SIGINT", 130, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")])
+def test_ctrl_c_keeps_what_was_measured_and_says_it_was_interrupted(
+    tmp_path: Path, number: str, code: int, by: str
+) -> None:
     """Issue 36 item 18: Ctrl-C during `bench` lost everything (exit 130, no message, no --json). The
-    first Ctrl-C ends the bench at the run in flight: the runs measured are shown, written and marked."""
+    first Ctrl-C ends the bench at the run in flight: the runs measured are shown, written and marked.
+    SIGTERM (`timeout`, a cancelled CI job) is taken alike; it lost everything too (killed, no file)."""
     import signal
     import subprocess
     import sys
@@ -517,16 +522,16 @@ def test_ctrl_c_keeps_what_was_measured_and_says_it_was_interrupted(tmp_path: Pa
         for line in bench.stderr:  # plain progress lines: stderr is no terminal
             lines.append(line)
             if line.startswith("bench: 4/"):
-                bench.send_signal(signal.SIGINT)
+                bench.send_signal(getattr(signal, number))
                 break
         out, err = bench.communicate(timeout=120)
     err = "".join(lines) + err
-    assert bench.returncode == 130, err
+    assert bench.returncode == code, err
     assert "Traceback" not in err
-    assert "INTERRUPTED (Ctrl-C) after 4 of 20 runs" in err or "INTERRUPTED (Ctrl-C) after 5 of 20 runs" in err
-    assert "INTERRUPTED (Ctrl-C)" in out  # the table's header says so
+    assert f"INTERRUPTED ({by}) after 4 of 20 runs" in err or f"INTERRUPTED ({by}) after 5 of 20 runs" in err
+    assert f"INTERRUPTED ({by})" in out  # the table's header says so
     report = json.loads(report_file.read_text(encoding="utf-8"))
-    assert report["meta"]["interrupted"].startswith("INTERRUPTED (Ctrl-C) after")
+    assert report["meta"]["interrupted"].startswith(f"INTERRUPTED ({by}) after")
     assert len(report["runs"]) >= 4
 
 
@@ -547,3 +552,22 @@ def test_nothing_drafted_reads_not_reported_rather_than_zero_percent() -> None:
     ]
     some = replace(meta, metrics_during_bench=DraftsCounted("http://x/metrics", 10.0, 5.0, 0.5))
     assert metrics_lines(some) == ["/metrics during the bench (http://x/metrics): 10 draft tokens, 5 accepted (50%)"]
+
+
+def test_a_report_file_that_cannot_be_written_is_said_before_anything_is_measured(tmp_path: Path) -> None:
+    """`--json` under a name that is a file, not a folder: the bench measured for its whole length, then
+    ended in a traceback (FileExistsError) with the JSON not written and the markdown's fate unsaid."""
+    with FakeBackend("openai", step_s=STEP_S, draft_len=DRAFT_LEN, responder=corpus_responder) as fake:
+        config = write_config(tmp_path, fake=fake)
+        (tmp_path / "a-file").write_text("x", encoding="utf-8")
+        for flag in ("--json", "--markdown"):
+            done = run_cli(
+                "bench", "--config", str(config), "--task", SMALL_EDIT, "--repeat", "1",
+                flag, str(tmp_path / "a-file" / "report"), config=None, cwd=tmp_path,
+            )  # fmt: skip
+            assert done.returncode == 2, done.stderr
+            assert "Traceback" not in done.stderr
+            folder = tmp_path / "a-file"
+            assert f"cannot write {folder / 'report'}: {folder} is not a folder" in done.stderr
+            assert "nothing was measured" in done.stderr
+        assert fake.requests == []

@@ -169,7 +169,7 @@ def test_ctrl_c_at_a_question_ends_the_review_at_once_and_writes_nothing(project
         os.close(follower)
         os.close(leader)
     assert process.returncode == 130
-    assert "the review was interrupted (Ctrl-C): nothing was written" in rest.decode()
+    assert "interrupted (Ctrl-C); nothing was written" in rest.decode()
     assert project["source"].read_text(encoding="utf-8") == SOURCE
 
 

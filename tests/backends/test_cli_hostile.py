@@ -1,0 +1,156 @@
+"""The one path as a hostile user meets it, through real child processes: a Ctrl-C in flight under
+`--json`, the file swapped for a link while the model runs, a snippet that starts with a byte-order
+mark, against the loopback backend over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from tests.backends.test_cli_one_path import KEYS, SNIPPET, SOURCE, each_kind
+from tests.cli_harness import cli_env
+from tests.conftest import write_config
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
+    source = tmp_path / "geometry.py"
+    source.write_text(SOURCE, encoding="utf-8")
+    (tmp_path / "snippet.py").write_text(SNIPPET, encoding="utf-8")
+    return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
+
+
+def _child(project: dict[str, Any], *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", *args, "--config", str(project["config"])],
+        cwd=project["dir"], env=cli_env(None), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def _in_flight(fake: FakeBackend, child: subprocess.Popen[bytes]) -> None:
+    """Until the child's first chat request reached the backend."""
+    deadline = time.monotonic() + 30
+    while not any("messages" in r for r in fake.requests):
+        assert child.poll() is None and time.monotonic() < deadline, "the request never reached the backend"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_in_flight_prints_the_one_json_object_and_exits_130_in_every_kind(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    for args in each_kind(project):
+        fake_backend.reset()
+        fake_backend.enqueue(*[Reply(delay_headers_s=30)] * 4)  # the model never answers in time
+        child = _child(project, *args, "--json", "--write")
+        _in_flight(fake_backend, child)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 130, (args, err)
+        report = json.loads(out)  # one object, nothing else on stdout
+        assert set(report) == KEYS and report["outcome"] == "interrupted", args
+        assert "interrupted (Ctrl-C)" in err.decode() and "nothing was written" in report["reason"]
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_the_file_swapped_for_a_link_while_the_model_runs_is_not_written_nor_its_target(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    source, other = project["source"], project["dir"] / "other.py"
+    for args in each_kind(project):
+        fake_backend.reset()
+        fake_backend.enqueue(*[Reply(delay_headers_s=1.5)] * 4)
+        child = _child(project, *args, "--json", "--write")
+        _in_flight(fake_backend, child)
+        other.write_text(SOURCE, encoding="utf-8")  # the same text, another file: `git checkout` made it a link
+        source.unlink()
+        source.symlink_to(other)
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 5, (args, err)
+        report = json.loads(out)
+        assert report["outcome"] == "stale" and "is now a link to" in err.decode(), args
+        assert other.read_text(encoding="utf-8") == SOURCE, args  # the file never named is not written
+        source.unlink()
+        source.write_text(SOURCE, encoding="utf-8")
+
+
+def test_a_snippet_that_starts_with_a_byte_order_mark_is_placed_as_without_it(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """A snippet saved by an editor that writes the mark (or piped from one): the mark is no code."""
+    snippet = "def foo(radius):\r\n    return radius * 3\r\n"
+    for name, data in (("file", "\ufeff" + snippet), ("stdin", "\ufeff" + snippet.replace("\r\n", "\n"))):
+        path = project["dir"] / "bom-snippet.py"
+        path.write_bytes(data.encode("utf-8"))
+        spec = str(path) if name == "file" else "-"
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "apply", str(project["source"]), spec, "--json", "--write",
+             "--config", str(project["config"])],
+            input=path.read_bytes(), capture_output=True, env=cli_env(None), cwd=project["dir"], timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, (name, done.stderr)
+        assert json.loads(done.stdout)["merged_by"] == "splice"
+        written = project["source"].read_text(encoding="utf-8")
+        assert "\ufeff" not in written and "    return radius * 3\n" in written, name
+        project["source"].write_text(SOURCE, encoding="utf-8")
+    assert fake_backend.requests == []
+
+
+def test_a_file_deleted_or_made_unreadable_while_the_model_runs_is_stale_not_a_failure(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Exit 5 tells an agent to read the file again: it changed, whether into other text or into
+    something that can no longer be read as the text was (gone, no longer UTF-8)."""
+    source = project["source"]
+    for change in (source.unlink, lambda: source.write_bytes(b"\xff\xfe not text any more\n")):
+        fake_backend.reset()
+        fake_backend.enqueue(Reply(delay_headers_s=1.5))
+        child = _child(project, "refactor", str(source), "--at", "5", "-i", "rename radius to r", "--json", "--write")
+        _in_flight(fake_backend, child)
+        change()
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 5, err
+        assert json.loads(out)["outcome"] == "stale" and "changed while the refactor ran" in err.decode()
+        source.write_text(SOURCE, encoding="utf-8")
+
+
+def test_ctrl_c_at_a_review_question_stops_at_once_and_writes_nothing(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """The question waits on the terminal: asyncio's Ctrl-C only cancels the task, which that read never
+    sees, so the first Ctrl-C was lost and the second ended it with nothing said (no --json object)."""
+    import pty
+    import select
+
+    terminal, child_side = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "refactor", str(project["source"]), "--at", "5", "-i",
+         "rename radius to r", "--review", "--write", "--json", "--config", str(project["config"])],
+        cwd=project["dir"], env=cli_env(None), stdin=child_side, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    os.close(child_side)
+    try:
+        assert child.stderr is not None
+        said, deadline = b"", time.monotonic() + 30
+        while b"Keep this change" not in said:
+            assert time.monotonic() < deadline and child.poll() is None, said
+            if select.select([child.stderr], [], [], 0.1)[0]:
+                said += os.read(child.stderr.fileno(), 4096)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=5)  # the first Ctrl-C ends it
+    finally:
+        os.close(terminal)
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert json.loads(out)["outcome"] == "interrupted"
+    assert project["source"].read_text(encoding="utf-8") == SOURCE
