@@ -8,13 +8,16 @@ no terminal at all, `--review` is refused before anything is sent.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .io import error
 
 if TYPE_CHECKING:
     from ..pipeline.outcome import Settled
@@ -152,3 +155,35 @@ def _diff(text: str, change: ReviewChange) -> str:
     new = apply_replacements(old, [Replacement(e.start - begin, e.end - begin, e.text) for e in edits])
     lines = [f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()]
     return "\n".join(lines)
+
+
+async def reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settled, list[dict[str, Any]]]:
+    """The settled targets with only the changes kept on the terminal (`--review`: a kept subset that
+    brings an error keeps nothing, and says why); and every change with whether it was kept (None:
+    not reviewed), as `--json` lists them."""
+    from ..pipeline.review import kept_problem, kept_settled, needs_notes, review_of
+
+    review = review_of(settled)
+    if reviewer is None or not review.changes:
+        return settled, _listed(settled, review, None)
+    try:
+        kept = reviewer.ask(review, settled)
+        problem = await kept_problem(settled, review, kept)
+        if problem is not None:
+            problem += "; nothing was written"
+    except TerminalLost as exc:
+        kept, problem = [], str(exc)
+    except KeyboardInterrupt:  # Ctrl-C at a question (ask.py): before anything is written, as any Ctrl-C here
+        raise asyncio.CancelledError from None
+    if problem is not None:
+        held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
+        return replace(settled, outcomes=held, failure=problem), _listed(settled, review, kept)
+    for note in needs_notes(review, kept):
+        error(note)
+    return kept_settled(settled, review, kept), _listed(settled, review, kept)
+
+
+def _listed(settled: Settled, review: Review, kept: list[int] | None) -> list[dict[str, Any]]:
+    return [
+        c.to_dict(settled.outcomes[c.target]) | {"kept": None if kept is None else c.id in kept} for c in review.changes
+    ]

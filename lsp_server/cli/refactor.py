@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.schema import ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of
-from .ask import Reviewer, TerminalLost
+from .ask import Reviewer, reviewed
 from .io import Exit, error, load_cli_config, parse_lines, print_diff, read_source, read_stdin_text, write_refusal
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ..pipeline.engine import Engine
     from ..pipeline.outcome import Ended, Settled
     from ..pipeline.request import Request, RequestKind, Source
-    from ..pipeline.review import Review
     from ..pipeline.runner import Outcome, TargetOutcome
     from ..stats.history import History
 
@@ -220,9 +219,14 @@ def _targets(args: argparse.Namespace, kind: RequestKind, sources: list[Source],
 
 def _snippet(spec: str, limit: int) -> str:
     """`apply`'s SNIPPET: a file, or `-` for stdin, UTF-8 of at most `limit` characters. Raises ValueError."""
-    if spec == "-":
-        return read_stdin_text(limit, "the snippet on stdin", "refactor.max_region_chars")
-    return read_source(Path(spec), limit)
+    text = (
+        read_stdin_text(limit, "the snippet on stdin", "refactor.max_region_chars")
+        if spec == "-"
+        else read_source(Path(spec), limit)
+    )
+    if not text.lstrip("\ufeff").strip():  # nothing to place: a usage error, not a snippet placed nowhere
+        raise ValueError(f"the snippet ({'stdin' if spec == '-' else spec}) is empty: give the code to apply")
+    return text
 
 
 def _announce(args: argparse.Namespace, request: Request, files: list[File]) -> None:
@@ -279,7 +283,7 @@ async def _run(
 
     run = Runner(engine, request.items, jobs, on_done=None if request.one else done)
     settled = settle(request, await run.run())
-    settled, changes = await _reviewed(settled, reviewer)
+    settled, changes = await reviewed(settled, reviewer)
     outcomes = list(settled.outcomes)
     new_texts: dict[Path, str] = {}
     by_document = settled.by_document()
@@ -297,40 +301,6 @@ async def _run(
 
     ended = end_request(request, settled, outcomes, run.wall_ms, run.concurrency, history, uri_of)
     return ended, new_texts, changes
-
-
-async def _reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settled, list[dict[str, Any]]]:
-    """The settled targets with only the changes kept on the terminal (`--review`: a kept subset that
-    brings an error keeps nothing, and says why); and every change with whether it was kept (None:
-    not reviewed), as `--json` lists them."""
-    from dataclasses import replace
-
-    from ..pipeline.review import kept_problem, kept_settled, needs_notes, review_of
-
-    review = review_of(settled)
-    if reviewer is None or not review.changes:
-        return settled, _listed_changes(settled, review, None)
-    try:
-        kept = reviewer.ask(review, settled)
-        problem = await kept_problem(settled, review, kept)
-        if problem is not None:
-            problem += "; nothing was written"
-    except TerminalLost as exc:
-        kept, problem = [], str(exc)
-    except KeyboardInterrupt:  # Ctrl-C at a question (ask.py): before anything is written, as any Ctrl-C here
-        raise asyncio.CancelledError from None
-    if problem is not None:
-        held = [o.ended("rejected", problem) if i in settled.edited() else o for i, o in enumerate(settled.outcomes)]
-        return replace(settled, outcomes=held, failure=problem), _listed_changes(settled, review, kept)
-    for note in needs_notes(review, kept):
-        error(note)
-    return kept_settled(settled, review, kept), _listed_changes(settled, review, kept)
-
-
-def _listed_changes(settled: Settled, review: Review, kept: list[int] | None) -> list[dict[str, Any]]:
-    return [
-        c.to_dict(settled.outcomes[c.target]) | {"kept": None if kept is None else c.id in kept} for c in review.changes
-    ]
 
 
 def deliver(

@@ -191,6 +191,15 @@ def test_a_snippet_on_stdin_over_the_limit_is_over_the_limit_wherever_the_bound_
     assert fake_backend.requests == []
 
 
+@pytest.mark.parametrize("snippet", ["", "\n\n", "\ufeff  \r\n"])
+def test_an_empty_snippet_is_a_usage_error(project: dict[str, Any], fake_backend: FakeBackend, snippet: str) -> None:
+    """Nothing to place is the command's mistake (exit 2), not a snippet placed nowhere (exit 4, whose advice
+    is --lines); nothing is sent."""
+    message = assert_clean_failure(apply(project, "difflib.py", "-", stdin=snippet), 2)
+    assert "the snippet (stdin) is empty" in message
+    assert fake_backend.requests == []
+
+
 RESOURCES_ABC = Path(inspect.getsourcefile(importlib.resources.abc) or "")
 # A Protocol's new abstract method, as a chat writes it: its docstring's example ends in a doctest-style
 # `...` line, and its body is the docstring then `...`, as Python stubs are written.

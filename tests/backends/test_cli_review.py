@@ -4,6 +4,7 @@ without a terminal; `--json` lists every change and whether it was kept."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -11,6 +12,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,18 @@ def test_ctrl_c_at_a_question_ends_the_review_at_once_and_writes_nothing(project
     assert project["source"].read_text(encoding="utf-8") == SOURCE
 
 
+def _reading_stdin(pid: int, within_s: float = 20.0) -> None:
+    """Wait until the process sits in a read of its stdin (Linux's /proc/PID/syscall: read is 0, fd 0),
+    so that what happens to the terminal next happens to that read, not before it."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/syscall").read_text().split()
+            if fields[:2] == ["0", "0x0"]:
+                return
+        time.sleep(0.01)
+
+
 def test_a_terminal_that_goes_away_mid_review_writes_nothing_and_says_so(project: dict[str, Any], fake_backend) -> None:
     """The terminal hangs up after one answer: nothing kept, nothing written, exit 1, `--json` says why
     (before: a traceback of the read's EIO and no JSON object)."""
@@ -193,7 +207,8 @@ def test_a_terminal_that_goes_away_mid_review_writes_nothing_and_says_so(project
             ready, _, _ = select.select([process.stderr], [], [], 60)
             assert ready, err
             err += os.read(process.stderr.fileno(), 65536)
-        os.close(leader)  # the terminal hangs up at the second question
+        _reading_stdin(process.pid)  # at the second question, waiting on the terminal: it hangs up
+        os.close(leader)
         leader = -1
         out, rest = process.communicate(timeout=30)
     finally:
