@@ -89,7 +89,9 @@ def on_save(ls: RefactorServer, params: types.DidSaveTextDocumentParams) -> None
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: RefactorServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.cancel(params.text_document.uri, "the document was closed during the refactor")
+    held = ls.jobs.get(params.text_document.uri)
+    during = "with its review open" if held is not None and held.pending is not None else "during the refactor"
+    ls.cancel(params.text_document.uri, f"the document was closed {during}")
     ls.scope_caches.pop(params.text_document.uri, None)
 
 

@@ -180,6 +180,18 @@ async def test_cancel_drops_an_open_review_and_frees_the_document(editor: Editor
     assert (await editor.execute("refactorLsp.refactor", ask(editor, uri)))["status"] == "applied"
 
 
+async def test_closing_the_file_drops_its_review_and_says_so(editor: Editor, backend: FakeBackend) -> None:
+    uri = editor.open(WORKSPACE / "close-review.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    editor.clear()
+    editor.close(uri)
+    await until(lambda: editor.messages())
+    assert editor.messages() == ["refactor-lsp: the document was closed with its review open; nothing was applied"]
+    late = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]})
+    assert late["status"] == "error" and "no review is open" in late["message"]
+
+
 async def test_each_definition_reviewed_at_once_names_each_change_by_its_definition(
     editor: Editor, backend: FakeBackend
 ) -> None:
