@@ -1,5 +1,5 @@
 """Text: lines and positions as LSP counts them, the bottom layer under `regions` and `edits`; and text
-made inert before an editor shows it (`neutralise_links`).
+made inert before an editor shows it (`neutralise_links`) or a terminal does (`on_terminal`, `Screen`).
 
 LSP ends a line at \\n, \\r\\n or \\r, and nowhere else (not at a form feed or U+2028, where
 str.splitlines() would). Offsets are Python string indices; `PositionMapper` turns them into LSP
@@ -13,9 +13,10 @@ owner of a document's `scope.ScopeCache` splits each version once and hands the 
 from __future__ import annotations
 
 import bisect
+import io
 import re
 from itertools import accumulate
-from typing import Literal
+from typing import Literal, TextIO
 
 PositionEncoding = Literal["utf-16", "utf-8", "utf-32"]
 
@@ -60,6 +61,52 @@ def inert(value: object) -> object:
     if isinstance(value, list):
         return [inert(v) for v in value]
     return value
+
+
+# What a terminal acts on instead of showing: C0 and C1 controls (an escape sequence moves the cursor,
+# erases a line, makes a link, retitles the window; a lone carriage return writes over the line), DEL,
+# and the bidirectional controls that make a line read in another order than it runs (Trojan Source).
+# A line break, a tab and a CRLF line end are shown as what they are.
+_TERMINAL_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)"
+)
+
+
+def on_terminal(text: str) -> str:
+    """`text` as a terminal may show it: each control character spelt out (`\\x1b`, `\\u202e`), so what
+    a repository, a backend or a model wrote is read, never obeyed (no link, no hidden line)."""
+    return _TERMINAL_CONTROLS.sub(lambda found: ascii(found.group())[1:-1], text)
+
+
+class Screen(io.TextIOBase):
+    """A terminal's stream (the CLI's stderr, stdout when it is a terminal) that shows every control
+    character written to it as text (`on_terminal`). `frame` writes our own controls: a progress bar's `\\r`."""
+
+    def __init__(self, under: TextIO) -> None:
+        self.under = under
+
+    def write(self, text: str) -> int:
+        self.under.write(on_terminal(text))
+        return len(text)
+
+    def frame(self, controls: str) -> None:
+        self.under.write(controls)
+
+    def flush(self) -> None:
+        self.under.flush()
+
+    def isatty(self) -> bool:
+        return self.under.isatty()
+
+    def fileno(self) -> int:
+        return self.under.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # the stream's own, as print() and logging ask
+        return self.under.encoding
 
 
 # A quote of text we did not write (a backend's error, a model id, a line of the model's answer) is

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from lsp_server.logs import PACKAGE
+from lsp_server.text import Screen
 
 Completed = subprocess.CompletedProcess
 CONFIG_VARIABLE = "REFACTOR_LSP_CONFIG"
@@ -149,6 +150,8 @@ def package_logging_kept(*keep_open: object) -> Iterator[None]:
                 continue
             logger.removeHandler(handler)
             stream = getattr(handler, "stream", None)
+            if isinstance(stream, Screen):  # a view of a standard stream (cli/io.on_screen), not a log file
+                stream = stream.under
             if stream is not None and not any(stream is other for other in kept):
                 stream.close()
             handler.close()

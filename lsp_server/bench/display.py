@@ -8,6 +8,7 @@ import time
 from typing import TextIO
 
 from ..pipeline.plan import Progress
+from ..text import Screen, on_terminal
 from .runs import MODE_LABELS, Mode, Run
 
 # The pair table's words for the region modes; the edit-format table's for the rest.
@@ -35,8 +36,21 @@ class ProgressDisplay:
             eta = f" · ~{elapsed / self.done_count * (self.total - self.done_count):.0f} s left"
         text = f"[{'█' * filled}{'░' * (width - filled)}] {self.done_count}/{self.total}{extra}{eta} · {self.current}"
         columns = self._columns()
-        self.stream.write("\r" + text[:columns].ljust(columns))
+        self._frame("\r")
+        self.stream.write(on_terminal(text)[:columns].ljust(columns))  # spelt out first, then cut to fit
         self.stream.flush()
+
+    def _frame(self, controls: str) -> None:
+        """Our own `\\r`: a Screen (cli/io.on_screen) shows any other control written to it as text."""
+        if isinstance(self.stream, Screen):
+            self.stream.frame(controls)
+        else:
+            self.stream.write(controls)
+
+    def _clear(self) -> None:
+        self._frame("\r")
+        self.stream.write(" " * self._columns())
+        self._frame("\r")
 
     @staticmethod
     def _columns() -> int:
@@ -64,7 +78,7 @@ class ProgressDisplay:
         failed = run.outcome in ("refused", "error")
         if self.tty:
             if failed:
-                self.stream.write("\r" + " " * self._columns() + "\r")
+                self._clear()
                 self.stream.write(f"bench: {self.current}: {run.outcome}: {run.message}\n")
             self._bar()
             return
@@ -78,5 +92,5 @@ class ProgressDisplay:
 
     def close(self) -> None:
         if self.tty:
-            self.stream.write("\r" + " " * self._columns() + "\r")
+            self._clear()
             self.stream.flush()

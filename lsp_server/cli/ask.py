@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..text import Screen
 from .io import error
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class Reviewer:
     """The terminal the questions go to and the answers come from."""
 
     read: TextIO
-    write: TextIO
+    write: TextIO | Screen
     opened: list[TextIO] = field(default_factory=list)  # what this reviewer opened, and closes
 
     @staticmethod
@@ -61,7 +62,7 @@ class Reviewer:
             tty = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115  (kept open for the review; close() ends it)
         except OSError:
             raise NoTerminal(NO_TERMINAL) from None
-        return Reviewer(tty, tty, [tty])
+        return Reviewer(tty, Screen(tty), [tty])  # stderr is a Screen already (io.on_screen)
 
     def close(self) -> None:
         for handle in self.opened:
@@ -145,16 +146,10 @@ def _interruptible() -> Iterator[None]:
 
 def _diff(text: str, change: ReviewChange) -> str:
     """The change's lines as they were (`-`) and as they would be (`+`)."""
-    from ..formats.edits import Replacement, apply_replacements
+    from ..formats.changes import change_lines
 
-    edits = change.change.edits
-    begin = text.rfind("\n", 0, edits[0].start) + 1
-    end_at = text.find("\n", edits[-1].end)
-    end = len(text) if end_at < 0 else end_at + 1
-    old = text[begin:end]
-    new = apply_replacements(old, [Replacement(e.start - begin, e.end - begin, e.text) for e in edits])
-    lines = [f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()]
-    return "\n".join(lines)
+    old, new = change_lines(text, change.change)
+    return "\n".join([f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()])
 
 
 async def reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settled, list[dict[str, Any]]]:

@@ -9,13 +9,14 @@ import enum
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
 from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..files.safe_write import WriteRefused, writable_target
-from ..text import count_of
+from ..text import Screen, count_of
 
 
 class Exit(enum.IntEnum):
@@ -31,6 +32,21 @@ class Exit(enum.IntEnum):
     INTERRUPTED = 130  # Ctrl-C, what a shell reports for SIGINT
     TERMINATED = 143  # SIGTERM taken by `bench` (it keeps what it measured), what a shell reports for it
     PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
+
+
+@contextlib.contextmanager
+def on_screen() -> Iterator[None]:
+    """The command's streams as a person's screen shows them: stderr always, stdout when it is a
+    terminal (a pipe or a file gets the code's own bytes: a patch must still apply). What a repository,
+    a backend or a model wrote is shown, never obeyed: text.on_terminal."""
+    streams = sys.stdout, sys.stderr
+    sys.stderr = Screen(sys.stderr)
+    if sys.stdout.isatty():
+        sys.stdout = Screen(sys.stdout)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 def error(message: str) -> None:

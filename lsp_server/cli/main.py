@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
-from .io import Exit, error, load_cli_config, stdout_closed
+from .io import Exit, error, load_cli_config, on_screen, stdout_closed
 
 if TYPE_CHECKING:
     from ..backend.proposer_probe import ProposerFound
@@ -171,27 +171,33 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse(argv)
     except UsageError as exc:
-        return _usage_error(exc, sys.argv[1:] if argv is None else argv)
+        with on_screen():
+            return _usage_error(exc, sys.argv[1:] if argv is None else argv)
     try:
         if args.command in (None, "serve"):
-            return _serve(args)
-        from ..logs import configure_cli_logging
-
-        configure_cli_logging(args.verbose, args.log_file)
-        if args.command in ("refactor", "apply"):
-            from .refactor import run_request
-
-            return asyncio.run(run_request(args))
-        if args.command == "check":
-            return asyncio.run(_check(args))
-        if args.command == "bench":
-            from .bench import run_bench
-
-            return asyncio.run(run_bench(args))
+            return _serve(args)  # stdout is the protocol's channel: never a Screen
+        with on_screen():
+            return _command(args)
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
     except BrokenPipeError:
         return stdout_closed()
+
+
+def _command(args: argparse.Namespace) -> int:
+    from ..logs import configure_cli_logging
+
+    configure_cli_logging(args.verbose, args.log_file)
+    if args.command in ("refactor", "apply"):
+        from .refactor import run_request
+
+        return asyncio.run(run_request(args))
+    if args.command == "check":
+        return asyncio.run(_check(args))
+    if args.command == "bench":
+        from .bench import run_bench
+
+        return asyncio.run(run_bench(args))
     return Exit.USAGE
 
 

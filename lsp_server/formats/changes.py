@@ -89,8 +89,12 @@ def split_changes(document: str, edits: Sequence[Replacement]) -> list[Change]:
 
 def kept_text(document: str, changes: Iterable[Change], kept: Iterable[int]) -> str:
     """`document` with the edits of the kept changes (by number) only."""
-    wanted = set(kept)
-    return apply_replacements(document, [e for c in changes if c.number in wanted for e in c.edits])
+    return apply_replacements(document, kept_edits(changes, kept))
+
+
+def change_lines(document: str, change: Change) -> tuple[str, str]:
+    """The whole lines of `change` as they were, and as it leaves them (what a review shows)."""
+    return _texts(document, _line_starts(document), change.first_line - 1, change.last_line - 1, list(change.edits))
 
 
 def kept_edits(changes: Iterable[Change], kept: Iterable[int]) -> list[Replacement]:

@@ -154,3 +154,19 @@ def test_ctrl_c_at_a_review_question_stops_at_once_and_writes_nothing(
     assert child.returncode == 130, err
     assert json.loads(out)["outcome"] == "interrupted"
     assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_a_backends_error_with_escape_sequences_is_shown_spelt_out_never_obeyed(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """stderr is a person's screen: a backend's (or a repository's) text quoted in a message could
+    otherwise make a link, erase the line above, or retitle the terminal."""
+    fake_backend.enqueue(Reply(status=400, error="\x1b]8;;https://evil.example/\x07upgrade here\x1b]8;;\x07\x1b[1A"))
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "refactor", str(project["source"]), "--at", "2", "-i", "x",
+         "--config", str(project["config"])],
+        capture_output=True, env=cli_env(None), cwd=project["dir"], timeout=60, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert r"\x1b]8;;https://evil.example/\x07upgrade here\x1b]8;;\x07\x1b[1A" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr

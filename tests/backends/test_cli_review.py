@@ -242,3 +242,19 @@ def test_each_of_several_files_d_drops_the_rest_of_its_file_only(project: dict[s
     assert (project["dir"] / "a.py").read_text(encoding="utf-8") == two
     assert (project["dir"] / "b.py").read_text(encoding="utf-8") == two.replace("total = value", "result = value")
     assert [c["kept"] for c in json.loads(out)["changes"]] == [False, False, True, False]
+
+
+# Escape sequences a model could write into its answer: a hyperlink (OSC 8), erase-the-line-above, and a
+# right-to-left override (Trojan Source). On the terminal they would make a link, hide a line, reorder one.
+HOSTILE = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07\x1b[1A\x1b[2K \u202eevil"
+
+
+def test_a_change_is_shown_on_the_terminal_as_written_never_as_escape_sequences(
+    project: dict[str, Any], fake_backend
+) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER.replace("data = {}", f'data = "{HOSTILE}"')))
+    code, out, err = on_terminal(project, "y\ny\ny\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review")
+    assert code == 0, err
+    assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err
+    assert r'+     data = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07\x1b[1A\x1b[2K \u202eevil"' in err
+    assert f'+    data = "{HOSTILE}"' in out  # stdout is a pipe here: the patch keeps the code's own bytes

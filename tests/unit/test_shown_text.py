@@ -1,11 +1,15 @@
 """Text an editor shows never carries a link (text.neutralise_links): VS Code runs the command of a
-`[label](command:...)` in a notification, markdown renderers also read autolinks and definitions."""
+`[label](command:...)` in a notification, markdown renderers also read autolinks and definitions. Text a
+terminal shows carries no control a terminal obeys (text.on_terminal, the CLI's Screen)."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
-from lsp_server.text import neutralise_links
+from lsp_server.bench.display import ProgressDisplay
+from lsp_server.text import Screen, neutralise_links, on_terminal
 
 
 @pytest.mark.parametrize(
@@ -36,3 +40,29 @@ def test_link_syntax_is_made_inert_and_stays_readable(text: str, shown: str) -> 
 def test_our_own_messages_are_left_as_they_are(text: str) -> None:
     expected = text.replace("](", "] (")
     assert neutralise_links(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\x1b]8;;https://x.example\x07here\x1b]8;;\x07", r"\x1b]8;;https://x.example\x07here\x1b]8;;\x07"),
+        ("ok\x1b[1A\x1b[2K", r"ok\x1b[1A\x1b[2K"),  # erase the line above
+        ("a\rb", r"a\rb"),  # a lone carriage return writes over the line
+        ("\u202eevil\u2066", r"\u202eevil\u2066"),  # bidirectional overrides
+        ("\x9b2J\x7f\x00", r"\x9b2J\x7f\x00"),  # C1's one-byte CSI, DEL, NUL
+        ("line\r\nnext\tcol — café ✓ 𝔸", "line\r\nnext\tcol — café ✓ 𝔸"),  # shown as they are
+    ],
+)
+def test_a_terminal_is_shown_every_control_character_as_text(text: str, shown: str) -> None:
+    assert on_terminal(text) == shown
+    assert on_terminal(shown) == shown
+
+
+def test_the_progress_bar_redraws_with_its_own_return_and_spells_out_a_task_names_controls() -> None:
+    under = io.StringIO()
+    bar = ProgressDisplay(2, Screen(under), tty=True)
+    bar.begin("task\x1b[2J", "prediction", 0)
+    bar.close()
+    drawn = under.getvalue()
+    assert drawn.startswith("\r[") and drawn.endswith("\r") and "\x1b" not in drawn
+    assert r"task\x1b[2J (with prediction, #1)" in drawn
