@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -49,9 +49,11 @@ def answer_char_limit(max_tokens: int, predicted_chars: int = 0) -> int:
     return limit
 
 
-def _bound_sse_lines(stream: Any, max_line_bytes: int) -> None:
+@contextlib.contextmanager
+def _bound_sse_lines(stream: Any, max_line_bytes: int) -> Iterator[None]:
     """Refuse an SSE line longer than `max_line_bytes` as it arrives: the SDK's decoder keeps a line
-    in memory until it ends, so one that never ends would fill it before any delta reached us."""
+    in memory until it ends, so one that never ends would fill it before any delta reached us. Undone
+    at the end: the bounded reader holds the response (its request, the prompt), a cycle otherwise."""
     response = stream.response
     read = response.aiter_bytes
 
@@ -65,6 +67,10 @@ def _bound_sse_lines(stream: Any, max_line_bytes: int) -> None:
             yield chunk
 
     response.aiter_bytes = bounded
+    try:
+        yield
+    finally:
+        del response.aiter_bytes  # the class's own again
 
 
 @dataclass
@@ -174,6 +180,39 @@ async def _open(clients: ClientPool, backend: BackendConfig, settings: RefactorS
     return stream
 
 
+class _IdleTimer:
+    """A stream's one idle timer: `timeout` expires once no chunk came for `wait` seconds. A chunk only
+    notes the time (`touched`); the timer, when due, expires the timeout or moves itself to the new due
+    time. An object, not a closure: a closure that schedules itself is a reference cycle that kept the
+    whole refactor (its document, its answer) until a full collection."""
+
+    def __init__(self, wait: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.timeout = asyncio.timeout(None)
+        self.wait = wait
+        self.last_chunk_at = self.loop.time()
+        self.handle = self.loop.call_at(self.last_chunk_at + wait, self._due)
+
+    def touched(self) -> None:
+        self.last_chunk_at = self.loop.time()
+
+    def wait_from_now(self, wait: float) -> None:
+        """From now on, `wait` seconds of quiet end the stream (the idle timeout after the first token)."""
+        self.wait = wait
+        self.handle.cancel()
+        self.handle = self.loop.call_at(self.last_chunk_at + wait, self._due)
+
+    def _due(self) -> None:
+        due = self.last_chunk_at + self.wait
+        if self.loop.time() >= due:
+            self.timeout.reschedule(self.loop.time())  # cancels the read; `async with` turns it to TimeoutError
+        else:
+            self.handle = self.loop.call_at(due, self._due)
+
+    def cancel(self) -> None:
+        self.handle.cancel()  # a cancelled handle drops its callback: nothing holds this timer
+
+
 class _Reader:
     """Reads one stream's chunks into a `Completion`, under the answer's bounds and one idle timer."""
 
@@ -195,41 +234,26 @@ class _Reader:
         self.wait = settings.first_token_timeout_s  # until the first token; then the idle timeout
 
     async def read(self, stream: Any) -> None:
-        """Every chunk, until the stream ends. One timer for the whole stream, not one armed and cancelled
-        per chunk (a few µs each, hundreds of chunks): a chunk only notes the time, and the timer, when
-        due, either finds the stream quiet for `wait` seconds and expires the timeout, or moves itself to
-        the new due time. Raises TimeoutError, AnswerTooLong, MalformedStream, and what the SDK raises."""
-        _bound_sse_lines(stream, self.max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD)
-        iterator = stream.__aiter__()
-        loop = asyncio.get_running_loop()
-        quiet = asyncio.timeout(None)
-        last_chunk_at = loop.time()
-        watchdog: asyncio.TimerHandle
-
-        def watch() -> None:
-            nonlocal watchdog
-            due = last_chunk_at + self.wait
-            if loop.time() >= due:
-                quiet.reschedule(loop.time())  # the Timeout cancels the read; `async with` turns it to TimeoutError
-            else:
-                watchdog = loop.call_at(due, watch)
-
-        watchdog = loop.call_at(last_chunk_at + self.wait, watch)
-        try:
-            async with quiet:
-                while True:
-                    try:
-                        chunk = await iterator.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    last_chunk_at = loop.time()
-                    first = self.result.ttft_ms is None
-                    self._chunk(chunk)
-                    if first and self.result.ttft_ms is not None:  # usually shorter: the timer moves to it
-                        watchdog.cancel()
-                        watchdog = loop.call_at(last_chunk_at + self.wait, watch)
-        finally:
-            watchdog.cancel()
+        """Every chunk, until the stream ends, under one idle timer for the whole stream (not one armed
+        and cancelled per chunk: a few µs each, hundreds of chunks). Raises TimeoutError, AnswerTooLong,
+        MalformedStream, and what the SDK raises."""
+        with _bound_sse_lines(stream, self.max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD):
+            iterator = stream.__aiter__()
+            idle = _IdleTimer(self.wait)
+            try:
+                async with idle.timeout:
+                    while True:
+                        try:
+                            chunk = await iterator.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        first = self.result.ttft_ms is None
+                        idle.touched()
+                        self._chunk(chunk)
+                        if first and self.result.ttft_ms is not None:  # usually shorter: the timer moves to it
+                            idle.wait_from_now(self.wait)
+            finally:
+                idle.cancel()
 
     def _chunk(self, chunk: Any) -> None:
         result = self.result

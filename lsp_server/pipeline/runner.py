@@ -186,6 +186,9 @@ class Runner:
                     group.create_task(self._one(index, slots))
         finally:
             self.wall_ms = (time.perf_counter() - self.started) * 1000
+            # The callbacks' owners hold this runner (a progress reads its live view): a cycle that
+            # kept every target's document until a full collection, megabytes over a day of refactors.
+            self.on_change = self.on_done = None
         return [self.outcomes[index] for index in range(len(self.items))]
 
     async def _one(self, index: int, slots: asyncio.Semaphore) -> None:

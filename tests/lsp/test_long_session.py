@@ -4,8 +4,12 @@ opened and closed, changes to a document that is not open. What the server keeps
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator
+from typing import Any
 
+from lsp_server.testing.fake_backend import FakeBackend
 from lsp_server.testing.lsp_pipe import (
     SESSION_URI,
     ServerPipe,
@@ -14,7 +18,7 @@ from lsp_server.testing.lsp_pipe import (
     other_documents,
     typing,
 )
-from tests.conftest import closed_port_url
+from tests.conftest import closed_port_url, editor_settings
 from tests.lsp_harness import server_setup
 
 _, SERVER_ENV, _ = server_setup()
@@ -83,3 +87,77 @@ def test_a_request_the_editor_never_answers_is_not_kept() -> None:
         assert not [line for line in server.log_lines() if "Unable to handle message" in line]
     finally:
         server.close()
+
+
+def test_hundreds_of_reviews_opened_and_ended_leave_the_server_the_size_it_was() -> None:
+    """Reviews kept, cancelled and dropped by closing their file, each on a document of its own: a
+    review holds its document, its answer and the settled outcome until it ends, so one kept after it
+    ended would be a big document's worth each time (issue 38's review, over a day of use)."""
+    big = "".join(f"def f{i}(a, b):\n    return a + b * {i}\n\n\n" for i in range(3_000))  # ~110 KB
+    with FakeBackend(step_s=0.0) as fake:
+        initialize = {
+            "processId": None,
+            "rootUri": None,
+            "capabilities": {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}}},
+            "initializationOptions": editor_settings(fake, keys={"prediction": "always"}),
+        }
+        server = ServerPipe(["-vv"], SERVER_ENV)
+        try:
+            server.send(frame("initialize", initialize, 1))
+            assert server.reply(1) is not None
+            server.send(frame("initialized", {}))
+            ids = itertools.count(10)
+            _reviews(server, big, ids, 30)  # the first ones: imports, caches and the allocator's pools
+            before = server.rss_kib()
+            _reviews(server, big, ids, 150)
+            after = server.rss_kib()
+            # One review's document, answer and outcome is over 300 KB: 150 of them kept would be 45 MB.
+            assert after - before < 8 * 1024, (before, after)
+            server.send(frame("shutdown", None, next(ids)))
+            kept = server.kept_at_shutdown()
+            assert kept is not None, server.log_lines()[-5:]
+            assert kept["refactors"] == 0 and kept["open documents"] == 0 and kept["scope caches"] == 0, kept
+            assert kept["background tasks"] == 0 and kept["request futures"] <= 2, kept
+        finally:
+            server.close()
+
+
+def _reviews(server: ServerPipe, text: str, ids: Iterator[int], count: int) -> None:
+    """`count` reviews, each on a document of its own: a third kept (the editor applies the edit), a
+    third cancelled, a third dropped by closing the document."""
+    for _ in range(count):
+        n = next(ids)
+        uri = f"file:///work/review{n}.py"
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        cursor = {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 4}}
+        ask = {"uri": uri, "range": cursor, "instruction": "rename a to x", "review": "changes"}
+        server.send(
+            frame("textDocument/didOpen", {"textDocument": document})
+            + frame("workspace/executeCommand", {"command": "refactorLsp.refactor", "arguments": [ask]}, n)
+        )
+        offer = server.reply(n, timeout=60)
+        assert offer is not None and offer["result"]["status"] == "review", offer
+        review = offer["result"]["review"]["id"]
+        if n % 3 == 0:
+            keep = {"uri": uri, "review": review, "keep": [1]}
+            server.send(
+                frame("workspace/executeCommand", {"command": "refactorLsp.applyChanges", "arguments": [keep]}, -n)
+            )
+            asked = server.wait_for(
+                lambda m, uri=uri: m.get("method") == "workspace/applyEdit" and uri in json.dumps(m)
+            )
+            assert asked is not None
+            server.send(_answer(asked["id"], {"applied": True}))
+            applied = server.reply(-n, timeout=60)
+            assert applied is not None and applied["result"]["status"] == "applied", applied
+        elif n % 3 == 1:
+            server.send(
+                frame("workspace/executeCommand", {"command": "refactorLsp.cancel", "arguments": [{"uri": uri}]}, -n)
+            )
+            assert server.reply(-n) is not None
+        server.send(frame("textDocument/didClose", {"textDocument": {"uri": uri}}))
+
+
+def _answer(request_id: Any, result: Any) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
