@@ -111,6 +111,17 @@ async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float
     return text
 
 
+def spec_counters(values: dict[str, float]) -> dict[str, float] | None:
+    """The speculative-decoding counters of a page (those it has), or None when one is there but is no
+    counter's value: a counter only grows from 0 and stays finite; an infinite one (1e308 summed twice)
+    would make a difference infinite or NaN, a negative one inflate it. Such a page says nothing, not
+    "no speculation" nor "speculating"."""
+    counters = {name: values[name] for name in (ACCEPTED, DRAFTED, FINISHED) if name in values}
+    if any(not (math.isfinite(value) and value >= 0) for value in counters.values()):
+        return None
+    return counters
+
+
 @dataclass
 class _Snapshot:
     accepted: float | None
@@ -119,13 +130,11 @@ class _Snapshot:
 
     @classmethod
     def of(cls, values: dict[str, float]) -> _Snapshot | None:
-        """The counters, or None when one is there but is no counter's value: a counter only grows from 0
-        and stays finite; an infinite one (1e308 summed twice) would make the difference infinite or NaN,
-        a negative one inflate it. Such a page says nothing, not "no speculation"."""
-        counters = [values.get(name) for name in (ACCEPTED, DRAFTED, FINISHED)]
-        if any(value is not None and not (math.isfinite(value) and value >= 0) for value in counters):
+        """The counters, or None when one is no counter's value (`spec_counters`)."""
+        counters = spec_counters(values)
+        if counters is None:
             return None
-        return cls(*counters)
+        return cls(*(counters.get(name) for name in (ACCEPTED, DRAFTED, FINISHED)))
 
 
 def _said(exc: Exception) -> str:

@@ -34,7 +34,7 @@ class ServerInfo:
     models_error: str | None = None
     server_version: str | None = None
     metrics_url: str | None = None
-    speculative_decoding: str | None = None  # "on (...)" or "off (...)", as /metrics shows it
+    speculative_decoding: str | None = None  # "on (...)", "off (...)" or "unknown (...)", as /metrics shows it
     metrics_counters: dict[str, float] | None = None
     metrics_info: dict[str, str] | None = None  # labels of vLLM's cache_config_info (INFO_LABELS)
     metrics_error: str | None = None
@@ -121,15 +121,16 @@ async def describe_server(backend: BackendConfig) -> ServerInfo:
         found["metrics_url"] = url
         try:
             text = await metrics.fetch_metrics_text(url, backend.verify_tls)
-            values = metrics.parse_prometheus(text)
-            found["speculative_decoding"] = (
-                "on (speculative-decoding counters on /metrics)"
-                if metrics.DRAFTED in values
-                else "off (no speculative-decoding counters on /metrics)"
-            )
-            found["metrics_counters"] = {
-                k: values[k] for k in (metrics.ACCEPTED, metrics.DRAFTED, metrics.FINISHED) if k in values
-            }
+            counters = metrics.spec_counters(metrics.parse_prometheus(text))
+            if counters is None:
+                found["speculative_decoding"] = "unknown (/metrics shows counters that no counter can have)"
+            else:
+                found["speculative_decoding"] = (
+                    "on (speculative-decoding counters on /metrics)"
+                    if metrics.DRAFTED in counters
+                    else "off (no speculative-decoding counters on /metrics)"
+                )
+                found["metrics_counters"] = counters
             found["metrics_info"] = _info_labels(text)
         except Exception as exc:
             found["metrics_error"] = clip(f"{type(exc).__name__}: {exc}")
@@ -179,9 +180,10 @@ async def read_counters(backend: BackendConfig) -> Counters | None:
     if url is None:
         return None
     try:
-        return Counters(url, await metrics.fetch_metrics(url, backend.verify_tls))
+        counters = metrics.spec_counters(await metrics.fetch_metrics(url, backend.verify_tls))
     except Exception:
         return None
+    return Counters(url, counters) if counters is not None else None
 
 
 def drafts_between(before: Counters | None, after: Counters | None) -> DraftsCounted | None:
@@ -193,4 +195,6 @@ def drafts_between(before: Counters | None, after: Counters | None) -> DraftsCou
         return None
     drafted = a[metrics.DRAFTED] - b[metrics.DRAFTED]
     accepted = a.get(metrics.ACCEPTED, 0.0) - b.get(metrics.ACCEPTED, 0.0)
+    if drafted < 0 or not 0 <= accepted <= drafted:  # the server restarted in between: the counts say nothing
+        return None
     return DraftsCounted(before.url, drafted, accepted, accepted / drafted if drafted else 0.0)

@@ -142,9 +142,10 @@ async def _speculation(backend: BackendConfig) -> str:
     from ..bench.probes import describe_server
 
     info = await describe_server(backend)
-    if info.speculative_decoding is None:
+    if info.speculative_decoding is None or info.speculative_decoding.startswith("unknown"):
+        why = "did not answer" if info.speculative_decoding is None else "shows counters that no counter can have"
         return (
-            f"whether the server speculates is not known ({info.metrics_url or 'no /metrics URL'} did not answer); "
+            f"whether the server speculates is not known ({info.metrics_url or 'no /metrics URL'} {why}); "
             "each refactor's stats say what it drafted"
         )
     if info.speculative_decoding.startswith("on"):

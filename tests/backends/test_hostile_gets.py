@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 import time
 import tracemalloc
@@ -27,8 +28,9 @@ from lsp_server.config.load import build_config
 from lsp_server.config.schema import BackendConfig
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.plan import RefactorError, RefactorRequest
+from lsp_server.testing.fake_backend import FakeBackend
 from tests.cli_harness import run_cli
-from tests.conftest import write_config
+from tests.conftest import backend_table, write_config
 
 Answer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -330,3 +332,41 @@ async def test_a_trickling_metrics_page_delays_one_refactor_not_every_one(engine
     assert waits[0] >= metrics.FETCH_TIMEOUT_S - 0.5
     assert max(waits[1:]) < 1.5, waits
     assert [path for path, _ in backend.seen].count("/metrics") == 1
+
+
+async def test_counters_no_counter_can_have_say_nothing_of_speculation(
+    serve: Callable[[Answer], Awaitable[str]],
+) -> None:
+    """An infinite or negative draft counter is no sign the server speculates, nor a figure for the bench's
+    report (JSON has no Infinity); and counters that went down between two readings (a restart) count
+    no drafts."""
+    from lsp_server.bench.probes import Counters, describe_server, drafts_between, read_counters
+
+    page = b"vllm:num_requests_running 0\nvllm:spec_decode_num_draft_tokens_total +Inf\n"
+    url = await serve(whole(page))
+    backend = BackendConfig(name="h", type="vllm", base_url=url + "/v1", model="local")
+    info = (await describe_server(backend)).to_dict()
+    assert info["speculative_decoding"].startswith("unknown"), info
+    assert "metrics_counters" not in info
+    json.dumps(info, allow_nan=False)
+    assert await read_counters(backend) is None
+
+    before = Counters(url, {metrics.DRAFTED: 900.0, metrics.ACCEPTED: 500.0})
+    restarted = Counters(url, {metrics.DRAFTED: 40.0, metrics.ACCEPTED: 10.0})
+    assert drafts_between(before, restarted) is None
+    moved = drafts_between(before, Counters(url, {metrics.DRAFTED: 1000.0, metrics.ACCEPTED: 560.0}))
+    assert moved is not None and (moved.drafted, moved.accepted) == (100.0, 60.0)
+
+
+async def test_check_on_counters_no_counter_can_have_says_it_does_not_know(
+    serve: Callable[[Answer], Awaitable[str]], tmp_path: Path, make_fake: Callable[..., FakeBackend]
+) -> None:
+    page = b"vllm:num_requests_running 0\nvllm:spec_decode_num_draft_tokens_total -5\n"
+    url = await serve(whole(page))
+    config = write_config(tmp_path, local={**backend_table(make_fake("vllm")), "metrics_url": url + "/metrics"})
+    result = await asyncio.to_thread(run_cli, "check", config=config, cwd=tmp_path)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("prediction:")]
+    assert lines, (result.stdout, result.stderr)
+    line = lines[0]
+    assert "whether the server speculates is not known" in line and "counters that no counter can have" in line, line
+    assert "does not speculate" not in line and "drafts from it" not in line
