@@ -254,7 +254,16 @@ class RefactorServer(LanguageServer):
         return document.source, document.version
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        return await self.workspace_apply_edit_async(params)
+        """The editor's answer to the edit. An editor that answers with a JSON-RPC error rather than
+        `applied: false` refused it all the same: read as that refusal, so the user gets its one message
+        (edit.apply_parts) rather than a failed request, or nothing at all from a request that does not wait."""
+        try:
+            return await self.workspace_apply_edit_async(params)
+        except JsonRpcException as error:
+            log.info("the editor answered workspace/applyEdit with an error: %s", error)
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason=f"it answered with an error: {error.message or error.code}"
+            )
 
     # -- client facts --------------------------------------------------------------------
     @property
