@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANCELLED = "the refactor was cancelled"
-# What a cancel says, by the request's kind, when no other reason was given.
-CANCELLED_KIND = {"refactor": CANCELLED, "each": "the batch was cancelled", "apply": "the apply was cancelled"}
+# What the messages call a request, by its kind; what a cancel says when no other reason was given.
+NAMED = {"refactor": "the refactor", "each": "the batch", "apply": "the apply"}
+CANCELLED_KIND = {kind: f"{name} was cancelled" for kind, name in NAMED.items()}
 UNCHANGED = {
     "refactor": "no changes: the model's answer equals the current text",
     "each": "no changes: the model's answer equals the current text",
