@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from lsp_server.testing.fake_backend import FakeBackend
@@ -227,6 +228,12 @@ def _as_code_action(item: types.CodeAction | types.Command) -> types.CodeAction:
     return types.CodeAction(title=item.title, kind="refactor.rewrite.prediction", command=command)
 
 
+class _EditorError(JsonRpcException):
+    """The error an editor answers `workspace/applyEdit` with (RequestFailed) when it refuses the edit."""
+
+    CODE = -32803
+
+
 class Editor:
     """Buffers, versions and edit application on top of a pytest-lsp client."""
 
@@ -240,6 +247,7 @@ class Editor:
         self.stats: list[dict[str, Any]] = []
         self.progress_fields: list[dict[str, Any]] = []  # `refactorLsp/progress`, to a plugin that asked for it
         self.reject_next_edit: str | None = None
+        self.error_next_edit: str | None = None  # answer the next edit with a JSON-RPC error of this message
         self.reply_to_apply_edit = True
         # The user's choice in a refactor preview, by change annotation (VS Code: tick boxes): None applies
         # every edit; otherwise only the annotated edits whose label (and description, after " — ") it keeps.
@@ -255,6 +263,15 @@ class Editor:
         def on_progress(params: Any) -> None:
             self.progress_fields.append(_as_dict(params))
 
+        reported = client.report_server_error
+
+        def report_server_error(error: Exception, source: Any) -> None:
+            # pytest-lsp fails the test on an exception a client handler raises: an edit answered with
+            # an error on purpose is the editor's answer, not a fault of the test.
+            if not isinstance(error, _EditorError):
+                reported(error, source)
+
+        client.report_server_error = report_server_error  # type: ignore[method-assign]
         client.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
         client.feature("refactorLsp/stats")(on_stats)
         client.feature("refactorLsp/progress")(on_progress)
@@ -328,6 +345,9 @@ class Editor:
         if self.reject_next_edit is not None:
             reason, self.reject_next_edit = self.reject_next_edit, None
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+        if self.error_next_edit is not None:  # as an editor that refuses with an error, not `applied: false`
+            message, self.error_next_edit = self.error_next_edit, None
+            raise _EditorError(message)
         edit = params.edit
         for change in edit.document_changes or []:
             assert isinstance(change, types.TextDocumentEdit)

@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANCELLED = "the refactor was cancelled"
-# What a cancel says, by the request's kind, when no other reason was given.
-CANCELLED_KIND = {"refactor": CANCELLED, "each": "the batch was cancelled", "apply": "the apply was cancelled"}
+# What the messages call a request, by its kind; what a cancel says when no other reason was given.
+NAMED = {"refactor": "the refactor", "each": "the batch", "apply": "the apply"}
+CANCELLED_KIND = {kind: f"{name} was cancelled" for kind, name in NAMED.items()}
 UNCHANGED = {
     "refactor": "no changes: the model's answer equals the current text",
     "each": "no changes: the model's answer equals the current text",
@@ -169,6 +170,11 @@ class RequestJob:
         except asyncio.CancelledError:
             return RefactorReply(RefactorStatus.CANCELLED, self.cancelled())
 
+    def _mapper(self) -> PositionMapper:
+        """Offsets into the snapshot and the editor's positions, each way (the document's lines reused)."""
+        index = self.scope_cache.line_index(self.text) if self.scope_cache else None
+        return PositionMapper(self.text, self.host.encoding, index)
+
     def _source(self, config: Config) -> Source:
         """The editor's request in the pipeline's terms: offsets into the snapshot, the file's path."""
         from ..pipeline.plan import RefactorRequest
@@ -177,8 +183,7 @@ class RequestJob:
         args = self.args
         start = end = 0
         if args.range is not None:
-            index = self.scope_cache.line_index(self.text) if self.scope_cache else None
-            mapper = PositionMapper(self.text, self.host.encoding, index)
+            mapper = self._mapper()
             start = mapper.offset(args.range.start.line, args.range.start.character)
             end = mapper.offset(args.range.end.line, args.range.end.character)
         start, end = min(start, end), max(start, end)
@@ -302,11 +307,8 @@ class RequestJob:
 
     def _offer(self, pending: Pending) -> RefactorReply:
         """The changes offered to the plugin: nothing applied, the document held until it answers."""
-        from ..text import PositionMapper
-
         self.pending = pending
-        index = self.scope_cache.line_index(self.text) if self.scope_cache else None
-        mapper = PositionMapper(self.text, self.host.encoding, index)
+        mapper = self._mapper()
 
         def position(offset: int) -> dict[str, int]:
             line, character = mapper.position(offset)

@@ -22,7 +22,7 @@ from .. import __version__
 from ..config.schema import Config, ConfigError
 from ..regions import ScopeCache
 from ..text import PositionEncoding, inert
-from .job import CANCELLED, RequestJob
+from .job import CANCELLED, NAMED, RequestJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .settings import SECTION, SettingsStore
 from .wire import ApplyChangesArguments, BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
@@ -254,7 +254,16 @@ class RefactorServer(LanguageServer):
         return document.source, document.version
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        return await self.workspace_apply_edit_async(params)
+        """The editor's answer to the edit. An editor that answers with a JSON-RPC error rather than
+        `applied: false` refused it all the same: read as that refusal, so the user gets its one message
+        (edit.apply_parts) rather than a failed request, or nothing at all from a request that does not wait."""
+        try:
+            return await self.workspace_apply_edit_async(params)
+        except JsonRpcException as error:
+            log.info("the editor answered workspace/applyEdit with an error: %s", error)
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason=f"it answered with an error: {error.message or error.code}"
+            )
 
     # -- client facts --------------------------------------------------------------------
     @property
@@ -283,13 +292,22 @@ class RefactorServer(LanguageServer):
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """A background task kept referenced, whose failure is logged rather than lost."""
-        task = asyncio.get_running_loop().create_task(coro, name=name)
+        return self.keep(asyncio.get_running_loop().create_task(coro, name=name), name)
+
+    def keep(self, task: asyncio.Task[Any], name: str, *, told: bool = False) -> asyncio.Task[Any]:
+        """`task` kept referenced until it is done, its failure logged rather than lost; `told`: shown to
+        the user as well, for work the user asked for and no reply will report (`wait: false`)."""
         self.background.add(task)
 
         def done(t: asyncio.Task[Any]) -> None:
             self.background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("%s failed", name, exc_info=t.exception())
+            error = None if t.cancelled() else t.exception()
+            if error is None:
+                return
+            log.error("%s failed", name, exc_info=error)
+            if told:
+                reason = str(error) or type(error).__name__
+                self.tell(f"{name} failed: {reason} (the server's log has the details)", types.MessageType.Error)
 
         task.add_done_callback(done)
         return task
@@ -381,8 +399,8 @@ class RefactorServer(LanguageServer):
                 if not task.cancelled():
                     raise  # this request itself was cancelled; the refactor goes on
                 return RefactorReply(RefactorStatus.CANCELLED, job.cancel_message())
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        # No reply reports this job: a failure is logged and told, never lost with the task.
+        self.keep(task, f"{NAMED[job.kind]} of {job.uri}", told=True)
         # Reply once the settings request has been answered: Emacs 28's jsonrpc (eglot 1.9) leaves a
         # request that arrives in the same read as the executeCommand reply unhandled.
         with contextlib.suppress(TimeoutError):

@@ -310,6 +310,25 @@ async def test_rejected_edit_is_reported_calmly(editor: Editor, backend: FakeBac
     assert editor.stats[-1]["applied"] is False
 
 
+@pytest.mark.parametrize("wait", [True, False])
+async def test_an_edit_the_editor_refuses_with_an_error_is_reported_as_rejected(
+    editor: Editor, backend: FakeBackend, wait: bool
+):
+    """An editor may refuse `workspace/applyEdit` with a JSON-RPC error rather than `applied: false`: the
+    same one calm message, the buffer as it was; also when no reply waits for the outcome (`wait: false`)."""
+    uri = editor.open(WORKSPACE / f"refused_with_error_{wait}.py", PY_SOURCE)
+    editor.error_next_edit = "the file is read-only"
+    arguments = {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"}
+    result = await editor.execute("refactorLsp.refactor", {**arguments, "wait": wait})
+    assert result["status"] == ("rejected" if wait else "started"), result
+    await until(lambda: editor.stats)
+    told = [m for m in editor.messages() if "did not apply the edit" in m]
+    assert told == [m for m in told if "(it answered with an error: the file is read-only); nothing changed" in m]
+    assert len(told) == 1, editor.messages()
+    assert editor.buffers[uri] == PY_SOURCE
+    assert editor.stats[-1]["applied"] is False
+
+
 async def test_show_stats_compares_with_and_without_prediction(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "stats.py", PY_SOURCE)
     for prediction in (True, False):
