@@ -256,5 +256,6 @@ def test_a_change_is_shown_on_the_terminal_as_written_never_as_escape_sequences(
     code, out, err = on_terminal(project, "y\ny\ny\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review")
     assert code == 0, err
     assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err
-    assert r'+     data = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07\x1b[1A\x1b[2K \u202eevil"' in err
+    shown = r"\u001b]8;;https://evil.example/\u0007click\u001b]8;;\u0007\u001b[1A\u001b[2K \u202eevil"
+    assert f'+     data = "{shown}"' in err
     assert f'+    data = "{HOSTILE}"' in out  # stdout is a pipe here: the patch keeps the code's own bytes
