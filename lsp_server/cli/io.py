@@ -228,9 +228,30 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
 
 
 def print_diff(path: Path, text: str, new_text: str) -> None:
-    """The unified diff of one file on stdout, `a/` and `b/` before a relative path."""
-    from ..regions import split_lines
-
+    """The unified diff of one file on stdout, as git writes one: `a/` and `b/` before a relative path,
+    each name as git writes it (`diff_name`); lines end at \\n alone, as patch and `git apply` read them
+    (a file whose lines end in a lone \\r is one line to them, and applies so)."""
     before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
-    diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
+    diff = difflib.unified_diff(_patch_lines(text), _patch_lines(new_text), diff_name(before), diff_name(after))
     sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+
+
+def _patch_lines(text: str) -> list[str]:
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+# What git quotes in a name (quote.c, core.quotePath's default): a control character, a quote, a
+# backslash, DEL and every byte of a character past ASCII; C's escapes for those that have one, else octal.
+_GIT_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+
+
+def diff_name(name: str) -> str:
+    """A file's name in a `---`/`+++` line as git writes it: C-quoted (`"a/new\\nline"`) when it holds
+    what could end the line or hide in it, and a tab after one with a space, where patch ends a name; a
+    name in a repository cannot forge a line of the diff nor be read as another."""
+    data = os.fsencode(name)  # a name that is not UTF-8 (a lone surrogate) as the bytes it was
+    if any(byte < 0x20 or byte >= 0x7F or byte in (34, 92) for byte in data):
+        name = '"' + "".join(_GIT_ESCAPES.get(b, chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in data) + '"'
+    return name + "\t" if " " in name else name
