@@ -63,19 +63,40 @@ def inert(value: object) -> object:
     return value
 
 
-# What a terminal acts on instead of showing: C0 and C1 controls (an escape sequence moves the cursor,
-# erases a line, makes a link, retitles the window; a lone carriage return writes over the line), DEL,
-# and the bidirectional controls that make a line read in another order than it runs (Trojan Source).
-# A line break, a tab and a CRLF line end are shown as what they are.
+# What a terminal acts on instead of showing, or shows as nothing: Unicode's controls (Cc: C0 and C1, DEL;
+# an escape sequence moves the cursor, erases a line, makes a link, retitles the window; a lone carriage
+# return writes over the line), format characters (Cf: the bidirectional controls that make a line read in
+# another order than it runs (Trojan Source), zero-width spaces and joiners, a byte-order mark), the line
+# and paragraph separators (Zl, Zp) and lone surrogates (Cs: a file name that is not UTF-8). The ranges
+# are Unicode 15.1's (Python 3.13); tests/unit/test_shown_text.py checks them against this Python's
+# unicodedata. A line break, a tab and a CRLF line end are shown as what they are.
 _TERMINAL_CONTROLS = re.compile(
-    r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)"
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    r"\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb"
+    r"\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    r"\U000e0001\U000e0020-\U000e007f]|\r(?!\n)"
 )
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\r": "\\r"}
+
+
+def _spelt(found: re.Match[str]) -> str:
+    """A character as JSON spells it in a string (`\\u001b`, `\\r`, a pair of surrogates past U+FFFF): a
+    `--json` object on a terminal is still the same JSON once its controls are spelt out."""
+    char = found.group()
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def on_terminal(text: str) -> str:
-    """`text` as a terminal may show it: each control character spelt out (`\\x1b`, `\\u202e`), so what
-    a repository, a backend or a model wrote is read, never obeyed (no link, no hidden line)."""
-    return _TERMINAL_CONTROLS.sub(lambda found: ascii(found.group())[1:-1], text)
+    """`text` as a terminal may show it: each control character spelt out as JSON spells it (`\\u001b`,
+    `\\u202e`, `\\r`), so what a repository, a backend or a model wrote is read, never obeyed (no link,
+    no hidden line), and JSON stays the same JSON."""
+    return _TERMINAL_CONTROLS.sub(_spelt, text)
 
 
 class Screen(io.TextIOBase):

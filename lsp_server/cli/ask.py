@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..text import Screen
+from ..text import Screen, split_lines
 from .io import error
 
 if TYPE_CHECKING:
@@ -145,11 +145,19 @@ def _interruptible() -> Iterator[None]:
 
 
 def _diff(text: str, change: ReviewChange) -> str:
-    """The change's lines as they were (`-`) and as they would be (`+`)."""
+    """The change's lines as they were (`-`) and as they would be (`+`), split where the editor splits
+    them (text.split_lines: \\n, \\r\\n, a lone \\r; not a form feed or U+2028, which stay in their line)."""
     from ..formats.changes import change_lines
 
     old, new = change_lines(text, change.change)
-    return "\n".join([f"- {line}" for line in old.splitlines()] + [f"+ {line}" for line in new.splitlines()])
+    return "\n".join([*_marked("-", old), *_marked("+", new)])
+
+
+def _marked(sign: str, text: str) -> list[str]:
+    return [f"{sign} {line.rstrip(EOL)}" for line in split_lines(text)]
+
+
+EOL = "\r\n"  # the characters that end a line (text.split_lines keeps them)
 
 
 async def reviewed(settled: Settled, reviewer: Reviewer | None) -> tuple[Settled, list[dict[str, Any]]]:

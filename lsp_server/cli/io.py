@@ -6,11 +6,14 @@ from __future__ import annotations
 import contextlib
 import difflib
 import enum
+import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
@@ -34,19 +37,100 @@ class Exit(enum.IntEnum):
     PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
 
 
-@contextlib.contextmanager
-def on_screen() -> Iterator[None]:
-    """The command's streams as a person's screen shows them: stderr always, stdout when it is a
-    terminal (a pipe or a file gets the code's own bytes: a patch must still apply). What a repository,
-    a backend or a model wrote is shown, never obeyed: text.on_terminal."""
+def on_screen(command: Callable[[], int]) -> int:
+    """`command` run with the streams as a person's screen shows them, and its end as an exit code.
+
+    stderr always, and stdout when it is a terminal, show what a repository, a backend or a model wrote,
+    never obey it (text.on_terminal); a pipe or a file gets the code's own bytes: a patch must still
+    apply. Ctrl-C ends as 130; a reader gone (`| head`) as 141, quietly, as for a tool SIGPIPE ends; a
+    standard stream closed (`>&-`, `2>&-`) reads or writes nothing; one that cannot be written is said,
+    1; an unexpected error's traceback is shown spelt out like the rest, 1."""
+    _closed_streams_opened()
     streams = sys.stdout, sys.stderr
     sys.stderr = Screen(sys.stderr)
     if sys.stdout.isatty():
         sys.stdout = Screen(sys.stdout)
     try:
-        yield
+        code = command()
+        sys.stdout.flush()  # a reader gone shows here, where it is answered, not in the interpreter's last flush
+        return code
+    except KeyboardInterrupt:
+        return Exit.INTERRUPTED
+    except OSError as exc:
+        lost = _lost_streams()
+        if isinstance(exc, BrokenPipeError):
+            return Exit.PIPE
+        if not lost:
+            return _crashed()
+        if "stderr" not in lost:
+            error(f"could not write to {' and '.join(lost)} ({exc.strerror or exc}): the output is incomplete")
+        return Exit.FAILED
+    except Exception:
+        return _crashed()
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def _crashed() -> int:
+    """What the interpreter does with an uncaught exception, through the Screen: a traceback quotes paths
+    and messages we did not write."""
+    with contextlib.suppress(OSError):
+        traceback.print_exc(file=sys.stderr)
+    return Exit.FAILED
+
+
+def _lost_streams() -> list[str]:
+    """The standard streams that can no longer be written (a reader gone, a descriptor not open for
+    writing), each pointed at the null device: the interpreter's last flush would fail on them again,
+    with a traceback of its own. A reader gone from a stream that tells nothing (a pipe takes an empty
+    write, and the unwritten buffer is gone) is stdout's."""
+    lost = [name for name in ("stdout", "stderr") if not _writable(getattr(sys, name))]
+    if not lost and isinstance(sys.exc_info()[1], BrokenPipeError):
+        _to_null(sys.stdout)
+    for name in lost:
+        _to_null(getattr(sys, name))
+    return lost
+
+
+def _writable(stream: TextIO) -> bool:
+    try:
+        stream.flush()
+        fd = stream.fileno()
+    except (OSError, ValueError) as exc:
+        return isinstance(exc, io.UnsupportedOperation)  # no descriptor (a test's buffer): as written
+    try:
+        os.write(fd, b"")  # refused (EBADF) by a descriptor open for reading only
+    except OSError:
+        return False
+    return True
+
+
+def _to_null(stream: TextIO) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def _closed_streams_opened() -> None:
+    """A standard stream closed when the command started (`>&-`, `2>&-`, `<&-`): the interpreter has
+    None for it, which print() skips but a write fails on; and the first file opened would take its
+    descriptor, where a child process would write its output. The null device takes its place."""
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, flags)
+        if null != fd and _closed(fd):
+            os.dup2(null, fd)
+            os.close(null)
+            null = fd
+        setattr(sys, name, open(null, "r" if fd == 0 else "w", encoding="utf-8", closefd=null != fd))  # noqa: SIM115
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 def error(message: str) -> None:
@@ -61,14 +145,6 @@ def write_refusal(paths: list[Path]) -> str | None:
     except WriteRefused as exc:
         return str(exc)
     return None
-
-
-def stdout_closed() -> int:
-    """The reader of stdout went away (`check | head -1`): stop quietly, as a tool that SIGPIPE ends, and
-    keep the interpreter's last flush from failing again on the closed pipe."""
-    with contextlib.suppress(OSError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return Exit.PIPE
 
 
 def find_workspace(path: Path) -> Path | None:
@@ -152,9 +228,30 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
 
 
 def print_diff(path: Path, text: str, new_text: str) -> None:
-    """The unified diff of one file on stdout, `a/` and `b/` before a relative path."""
-    from ..regions import split_lines
-
+    """The unified diff of one file on stdout, as git writes one: `a/` and `b/` before a relative path,
+    each name as git writes it (`diff_name`); lines end at \\n alone, as patch and `git apply` read them
+    (a file whose lines end in a lone \\r is one line to them, and applies so)."""
     before, after = (str(path), str(path)) if path.is_absolute() else (f"a/{path}", f"b/{path}")
-    diff = difflib.unified_diff(split_lines(text), split_lines(new_text), before, after)
+    diff = difflib.unified_diff(_patch_lines(text), _patch_lines(new_text), diff_name(before), diff_name(after))
     sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+
+
+def _patch_lines(text: str) -> list[str]:
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+# What git quotes in a name (quote.c, core.quotePath's default): a control character, a quote, a
+# backslash, DEL and every byte of a character past ASCII; C's escapes for those that have one, else octal.
+_GIT_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+
+
+def diff_name(name: str) -> str:
+    """A file's name in a `---`/`+++` line as git writes it: C-quoted (`"a/new\\nline"`) when it holds
+    what could end the line or hide in it, and a tab after one with a space, where patch ends a name; a
+    name in a repository cannot forge a line of the diff nor be read as another."""
+    data = os.fsencode(name)  # a name that is not UTF-8 (a lone surrogate) as the bytes it was
+    if any(byte < 0x20 or byte >= 0x7F or byte in (34, 92) for byte in data):
+        name = '"' + "".join(_GIT_ESCAPES.get(b, chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in data) + '"'
+    return name + "\t" if " " in name else name

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
-from .io import Exit, error, load_cli_config, on_screen, stdout_closed
+from .io import Exit, error, load_cli_config, on_screen
 
 if TYPE_CHECKING:
     from ..backend.proposer_probe import ProposerFound
@@ -172,17 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse(argv)
     except UsageError as exc:
-        with on_screen():
-            return _usage_error(exc, sys.argv[1:] if argv is None else argv)
-    try:
-        if args.command in (None, "serve"):
+        return on_screen(functools.partial(_usage_error, exc, sys.argv[1:] if argv is None else argv))
+    if args.command in (None, "serve"):
+        try:
             return _serve(args)  # stdout is the protocol's channel: never a Screen
-        with on_screen():
-            return _command(args)
-    except KeyboardInterrupt:
-        return Exit.INTERRUPTED
-    except BrokenPipeError:
-        return stdout_closed()
+        except KeyboardInterrupt:
+            return Exit.INTERRUPTED
+    return on_screen(functools.partial(_command, args))
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..text import clip
+from ..text import clip, line_starts, split_lines
 from .edits import Replacement, apply_replacements
 
 # Edits a line apart (at most this many unchanged lines between them) are one change, unless that line is
@@ -117,8 +117,10 @@ def unmet_needs(changes: Sequence[Change], kept: Iterable[int]) -> list[tuple[Ch
 
 
 def _line_starts(text: str) -> list[int]:
-    """The offsets where lines start ("\n" ends a line here: the labels only count lines)."""
-    return [0, *(m.end() for m in re.finditer("\n", text))]
+    """The offsets where lines start, as LSP and the editor count lines (\\n, \\r\\n or a lone \\r ends
+    one): a label's line numbers are the editor's, and a review shows the changed lines, not a whole file
+    whose lines end in \\r."""
+    return line_starts(text)
 
 
 def _line_of(starts: list[int], offset: int) -> int:
@@ -157,8 +159,8 @@ def _label(first: int, last: int, old: str, new: str) -> str:
     """`lines 42-47: add ...`, `line 12: `total` → `result``, in the words of the change itself: what it
     adds, removes, renames or changes in place, the first two of them."""
     where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-    old_lines = [line.strip() for line in old.splitlines() if line.strip()]
-    new_lines = [line.strip() for line in new.splitlines() if line.strip()]
+    old_lines = [line.strip() for line in split_lines(old) if line.strip()]
+    new_lines = [line.strip() for line in split_lines(new) if line.strip()]
     if old_lines == new_lines:
         return f"{where}: {'reindent' if old_lines else 'blank lines'}"
     added: list[str] = []
@@ -221,7 +223,7 @@ def _renamed(removed: list[str], added: list[str]) -> str | None:
 def _brought(text: str) -> set[str]:
     """The names `text`'s lines define or import."""
     names: set[str] = set()
-    for line in text.splitlines():
+    for line in split_lines(text):
         for pattern in _DEFINES:
             found = pattern.match(line)
             if found:

@@ -168,5 +168,5 @@ def test_a_backends_error_with_escape_sequences_is_shown_spelt_out_never_obeyed(
         capture_output=True, env=cli_env(None), cwd=project["dir"], timeout=60, text=True,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
-    assert r"\x1b]8;;https://evil.example/\x07upgrade here\x1b]8;;\x07\x1b[1A" in done.stderr
+    assert r"\u001b]8;;https://evil.example/\u0007upgrade here\u001b]8;;\u0007\u001b[1A" in done.stderr
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr

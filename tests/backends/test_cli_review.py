@@ -256,5 +256,22 @@ def test_a_change_is_shown_on_the_terminal_as_written_never_as_escape_sequences(
     code, out, err = on_terminal(project, "y\ny\ny\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review")
     assert code == 0, err
     assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err
-    assert r'+     data = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07\x1b[1A\x1b[2K \u202eevil"' in err
+    shown = r"\u001b]8;;https://evil.example/\u0007click\u001b]8;;\u0007\u001b[1A\u001b[2K \u202eevil"
+    assert f'+     data = "{shown}"' in err
     assert f'+    data = "{HOSTILE}"' in out  # stdout is a pipe here: the patch keeps the code's own bytes
+
+
+def test_a_file_whose_lines_end_in_a_lone_cr_is_reviewed_line_by_line_as_the_editor_counts(
+    project: dict[str, Any], fake_backend
+) -> None:
+    """Lines end at \\r too (LSP): the change is its own line, numbered as an editor numbers it, not the
+    whole file as one line; the kept change written with the file's own line ends."""
+    project["source"].write_bytes(SOURCE.replace("\n", "\r").encode())
+    fake_backend.enqueue(Reply(text=ANSWER.replace("\n", "\r")))
+    code, out, err = on_terminal(
+        project, "y\nn\nn\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review", "--write", "--json"
+    )
+    assert code == 0, err
+    assert "  line 6: `data = None` → `data = {}`\n-     data = None\n+     data = {}\nKeep this change" in err
+    assert [c["lines"] for c in json.loads(out)["changes"]] == [[6, 6], [9, 9], [11, 11]]
+    assert project["source"].read_bytes() == SOURCE.replace("data = None", "data = {}").replace("\n", "\r").encode()

@@ -57,6 +57,19 @@ def test_an_answer_is_split_into_the_changes_a_reader_sees_each_labelled_from_it
     assert changes[0].brings == ("time",)
 
 
+def test_lines_end_where_the_editor_ends_them_a_lone_cr_included() -> None:
+    """A file whose lines end in \\r (or mix them): the same changes, labels and needs as with \\n; a form
+    feed or U+2028 inside a line ends nothing (LSP's line breaks are \\n, \\r\\n and \\r)."""
+    expected = changes_of(BEFORE, AFTER)
+    for ending in ("\r", "\r\n"):
+        changes = changes_of(BEFORE.replace("\n", ending), AFTER.replace("\n", ending))
+        assert [(c.label, c.first_line, c.last_line, c.needs) for c in changes] == [
+            (c.label, c.first_line, c.last_line, c.needs) for c in expected
+        ], repr(ending)
+    before, after = "x = 1\x0c# page\ny = 2\u2028z\n", "x = 1\x0c# page\ny = 3\u2028z\n"
+    assert [c.label for c in changes_of(before, after)] == ["line 2: `y = 2\u2028z` → `y = 3\u2028z`"]
+
+
 def test_every_subset_applies_exactly_and_all_of_them_is_the_answer() -> None:
     changes = changes_of(BEFORE, AFTER)
     numbers = [c.number for c in changes]

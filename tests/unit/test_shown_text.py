@@ -5,6 +5,8 @@ terminal shows carries no control a terminal obeys (text.on_terminal, the CLI's 
 from __future__ import annotations
 
 import io
+import json
+import unicodedata
 
 import pytest
 
@@ -45,17 +47,38 @@ def test_our_own_messages_are_left_as_they_are(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        ("\x1b]8;;https://x.example\x07here\x1b]8;;\x07", r"\x1b]8;;https://x.example\x07here\x1b]8;;\x07"),
-        ("ok\x1b[1A\x1b[2K", r"ok\x1b[1A\x1b[2K"),  # erase the line above
+        ("\x1b]8;;https://x.example\x07here\x1b]8;;\x07", r"\u001b]8;;https://x.example\u0007here\u001b]8;;\u0007"),
+        ("ok\x1b[1A\x1b[2K", r"ok\u001b[1A\u001b[2K"),  # erase the line above
         ("a\rb", r"a\rb"),  # a lone carriage return writes over the line
         ("\u202eevil\u2066", r"\u202eevil\u2066"),  # bidirectional overrides
-        ("\x9b2J\x7f\x00", r"\x9b2J\x7f\x00"),  # C1's one-byte CSI, DEL, NUL
+        ("\x9b2J\x7f\x00", r"\u009b2J\u007f\u0000"),  # C1's one-byte CSI, DEL, NUL
+        ("a\u200bb\ufeffc\u2028d\u2029", r"a\u200bb\ufeffc\u2028d\u2029"),  # zero-width, BOM, separators (Zl, Zp)
+        ("tag\U000e0041\U000e007f", r"tag\udb40\udc41\udb40\udc7f"),  # invisible tag characters, past U+FFFF
+        ("not-utf8-\udcff.py", r"not-utf8-\udcff.py"),  # a lone surrogate: a file name's undecodable byte
         ("line\r\nnext\tcol — café ✓ 𝔸", "line\r\nnext\tcol — café ✓ 𝔸"),  # shown as they are
     ],
 )
 def test_a_terminal_is_shown_every_control_character_as_text(text: str, shown: str) -> None:
     assert on_terminal(text) == shown
     assert on_terminal(shown) == shown
+
+
+def test_every_control_format_separator_and_surrogate_character_is_spelt_out() -> None:
+    """Unicode's categories, as this Python's unicodedata knows them: none gets to the terminal as it is."""
+    kept = {"\t", "\n"}
+    for code in range(0x110000):
+        char = chr(code)
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs") and char not in kept:
+            assert on_terminal(char) != char, f"U+{code:04X} ({unicodedata.category(char)}) reaches the terminal"
+
+
+def test_json_on_a_terminal_is_still_the_same_json() -> None:
+    """`--json` with stdout on a terminal: the object spelt out reads back as what was printed."""
+    value = {"new_text": "x = '\x1b[2J\x9b\u202e\u2028\U000e0041\udcff'\r\nb\rc\x00", "answer": None}
+    for printed in (json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=False, indent=2)):
+        shown = on_terminal(printed)
+        assert json.loads(shown) == value
+        assert "\x1b" not in shown and "\u202e" not in shown and "\udcff" not in shown
 
 
 def test_the_progress_bar_redraws_with_its_own_return_and_spells_out_a_task_names_controls() -> None:
@@ -65,4 +88,4 @@ def test_the_progress_bar_redraws_with_its_own_return_and_spells_out_a_task_name
     bar.close()
     drawn = under.getvalue()
     assert drawn.startswith("\r[") and drawn.endswith("\r") and "\x1b" not in drawn
-    assert r"task\x1b[2J (with prediction, #1)" in drawn
+    assert r"task\u001b[2J (with prediction, #1)" in drawn

@@ -1,0 +1,176 @@
+"""The command's streams as a shell hands them over (cli/io.on_screen): the real console script run by
+bash, stdout on a terminal, a pipe its reader leaves early, a stream closed (`>&-`), one open for reading
+only; each ends in its exit code (docs/cli.md, "Exit codes"), and never in a traceback of ours."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
+from tests.cli_harness import cli_env
+from tests.conftest import write_config
+
+SOURCE = "def area(r):\n    return 3.14 * r * r\n"
+ANSWER = "def area(r):\n    return 3.14159 * r * r\n"
+SCRIPT = Path(sys.executable).with_name("refactor-lsp")  # the console script pip installed beside python
+
+
+def command_line() -> list[str]:
+    return [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "lsp_server"]
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
+    (tmp_path / "area.py").write_text(SOURCE, encoding="utf-8")
+    return {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend)}
+
+
+def in_bash(project: dict[str, Any], args: list[str], redirect: str) -> subprocess.CompletedProcess[str]:
+    """`refactor-lsp ARGS REDIRECT` as bash runs it; the exit status is refactor-lsp's, not a pipe's reader's."""
+    line = f'{shlex.join([*command_line(), *args])} {redirect}; exit "${{PIPESTATUS[0]}}"'
+    return subprocess.run(
+        ["bash", "-c", line],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+REFACTOR = ["refactor", "area.py", "--at", "1", "-i", "more digits"]
+
+
+def test_json_on_a_terminal_is_the_same_json_as_on_a_pipe(project: dict[str, Any], fake_backend: FakeBackend) -> None:
+    """stdout on a terminal spells out the answer's controls (a C1 CSI, a right-to-left override, a line
+    separator, a lone carriage return): what it shows still reads as the JSON a pipe gets."""
+    hostile = ANSWER.replace("3.14159", "3.14159  # \x9b2J \u202eevil\u2028\rhidden")
+    fake_backend.enqueue(Reply(text=hostile), Reply(text=hostile))
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [*command_line(), *REFACTOR, "--json"],
+            cwd=project["dir"],
+            env=cli_env(project["config"]),
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(follower)
+        shown = b""
+        while chunk := _read(leader):
+            shown += chunk
+        assert child.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    on_a_pipe = json.loads(in_bash(project, [*REFACTOR, "--json"], "").stdout)
+    assert not {"\x9b", "\u202e", "\u2028"} & set(shown.decode("utf-8"))
+    on_a_terminal = json.loads(shown.decode("utf-8"))
+    assert on_a_terminal["new_text"] == on_a_pipe["new_text"]
+    assert "# \x9b2J \u202eevil" in on_a_terminal["new_text"]
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the child closed the terminal
+        return b""
+
+
+def test_a_reader_that_leaves_early_ends_it_with_141_and_no_traceback(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """More output than a pipe holds (the whole file in `new_text`), read one byte of, on stdout alone and
+    with stderr in the same pipe."""
+    big = SOURCE + "".join(f"\n\ndef f{n}(x):\n    return x + {n}  # {'.' * 200}\n" for n in range(2000))
+    (project["dir"] / "area.py").write_text(big, encoding="utf-8")
+    for redirect in ("| head -c 1", "2>&1 | head -c 1"):
+        fake_backend.enqueue(Reply(text=ANSWER))
+        done = in_bash(project, [*REFACTOR, "--json"], redirect)
+        assert done.returncode == 141, redirect
+        assert "Traceback" not in done.stderr and "Error" not in done.stderr, redirect
+
+
+@pytest.mark.parametrize("redirect", [">&-", "2>&-", ">&- 2>&-"])
+def test_a_closed_stream_is_written_nowhere_without_a_traceback(
+    project: dict[str, Any], fake_backend: FakeBackend, redirect: str
+) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER))
+    done = in_bash(project, [*REFACTOR, "--write"], redirect)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (project["dir"] / "area.py").read_text(encoding="utf-8") == ANSWER
+
+
+@pytest.mark.parametrize("redirect", [">&-", "2>&-"])
+def test_a_usage_error_with_a_stream_closed_is_still_exit_2(project: dict[str, Any], redirect: str) -> None:
+    done = in_bash(project, ["refactor", "area.py", "--json"], redirect)  # no -i
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_snippet_from_a_closed_stdin_is_an_empty_one(project: dict[str, Any]) -> None:
+    done = in_bash(project, ["apply", "area.py", "-"], "<&-")
+    assert (done.returncode, done.stderr) == (2, "refactor-lsp: the snippet (stdin) is empty: give the code to apply\n")
+
+
+def test_stdout_open_for_reading_only_is_said_once_and_fails(project: dict[str, Any], fake_backend) -> None:
+    fake_backend.enqueue(Reply(text=ANSWER))
+    done = in_bash(project, REFACTOR, "1</dev/null")
+    assert done.returncode == 1
+    said = "refactor-lsp: could not write to stdout (Bad file descriptor): the output is incomplete\n"
+    assert done.stderr.endswith(said)
+    assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_during_check_exits_130_without_a_traceback(project: dict[str, Any], make_fake) -> None:
+    slow = make_fake("openai", step_s=0.5)
+    config = write_config(project["dir"], name="slow.toml", slow=slow)
+    child = subprocess.Popen(
+        [*command_line(), "check"],
+        cwd=project["dir"],
+        env=cli_env(config),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.readline().startswith("config: ok")
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert "Traceback" not in err
+
+
+def test_an_unexpected_error_is_shown_spelt_out_and_exits_1(project: dict[str, Any]) -> None:
+    """A bug's traceback quotes what we did not write (a path, a message): it goes through the Screen too."""
+    crash = (
+        "import sys, lsp_server.cli.refactor as refactor\n"
+        "async def broken(args): raise RuntimeError('\\x1b]0;owned\\x07 \\u202eevil')\n"
+        "refactor.run_request = broken\n"
+        "from lsp_server.cli.main import main\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", crash, *REFACTOR],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("Traceback (most recent call last):")
+    assert done.stderr.endswith("RuntimeError: \\u001b]0;owned\\u0007 \\u202eevil\n")
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
