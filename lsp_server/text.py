@@ -146,6 +146,17 @@ def listed(items: list[str], most: int = 10, each: int = 80) -> str:
     return shown + (f" and {len(items) - most:,} more" if len(items) > most else "")
 
 
+def shown_name(name: str) -> str:
+    """A file name as text any UTF-8 consumer takes: a name the system gave as bytes that are not UTF-8
+    (Python's surrogateescape, `\\udcff` for the byte 0xFF), or a URI's lone surrogate, is spelt with
+    backslashes (`caf\\xff.py`) rather than failing whatever encodes it (a backend request, JSON)."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")  # the name's bytes, as the system gave them
+    except UnicodeEncodeError:  # a surrogate no byte stands for (U+D800 to U+DC7F)
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def count_of(count: int, noun: str) -> str:
     """`1 line`, `2 lines`, `1,234 lines`: a count with its noun, for messages."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -13,6 +13,7 @@ from pathlib import PurePath
 
 from ..config.schema import HunksForm
 from ..languages.identify import language_of
+from ..text import shown_name
 from .hunks import HUNKS_ANSWER_INSTRUCTION, HUNKS_SYSTEM_PROMPT
 from .hunks_diff import DIFF_ANSWER_INSTRUCTION, DIFF_SYSTEM_PROMPT
 
@@ -109,7 +110,7 @@ def build_prompt(
     file_view = f"{before}{REGION_START}\n{region}{newline}{REGION_END}\n{after}"
     parts = [
         f"Language: {language_of(path, language_id)}",
-        f"File: {PurePath(path).name}",
+        f"File: {shown_name(PurePath(path).name)}",  # never a reason the request cannot be sent
         "",
         "The file"
         + (" (shortened around the region)" if trimmed else "")

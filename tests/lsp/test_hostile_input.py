@@ -102,6 +102,25 @@ async def test_a_lone_surrogate_in_the_instruction_gets_a_message(backend: FakeB
     await stop(client)
 
 
+async def test_a_file_name_that_is_not_unicode_is_shown_escaped_in_the_prompt(backend: FakeBackend):
+    """A URI may carry a lone surrogate (JSON can), as a file name the system gave as bytes does: the
+    name the prompt shows is escaped, and the refactor goes on (it failed as an internal error)."""
+    client, editor = await start(backend)
+    path = WORKSPACE / "caf\udcff.py"  # the byte 0xFF, as Python spells a name that is not UTF-8
+    uri = "file://" + str(path)  # the surrogate itself, as an editor's JSON may carry it
+    editor.buffers[uri], editor.versions[uri] = SOURCE, 1
+    item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(item))
+    result = await editor.execute(
+        "refactorLsp.refactor",
+        {"uri": uri, "range": editor.cursor_at(uri, "data ="), "instruction": "rename data to content"},
+    )
+    assert result["status"] == "applied", result
+    assert editor.buffers[uri] == RENAMED
+    assert "File: caf\\xff.py\n" in backend.requests[-1]["messages"][1]["content"]
+    await stop(client)
+
+
 @pytest.mark.parametrize("key", ["sk-caf\u00e9-123", "sk-abc 123"])
 async def test_a_malformed_key_gets_a_message_that_names_the_variable(backend: FakeBackend, key: str):
     client, editor = await start(backend, key=key)
