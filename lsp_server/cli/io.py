@@ -9,6 +9,7 @@ import enum
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -225,6 +226,18 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
     if len(text) > max_chars:
         raise ValueError(over)
     return text
+
+
+# A lone surrogate: a file name the system gave as bytes that are not UTF-8 (surrogateescape).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def print_json(value: object) -> None:
+    """One `--json` object on stdout, as UTF-8 whatever the stream: a lone surrogate is written as the
+    JSON escape it decodes back from (`\\udcff`), never raw (a stream that takes only UTF-8 fails on it,
+    after a file was written; one that takes it writes the byte, which is no UTF-8 and no JSON)."""
+    text = json.dumps(value, ensure_ascii=False)
+    print(_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text))
 
 
 def print_diff(path: Path, text: str, new_text: str) -> None:

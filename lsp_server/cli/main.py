@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
-from .io import Exit, error, load_cli_config, on_screen
+from .io import Exit, error, load_cli_config, on_screen, print_json
 
 if TYPE_CHECKING:
     from ..backend.proposer_probe import ProposerFound
@@ -206,12 +206,10 @@ def _usage_error(exc: UsageError, argv: list[str]) -> int:
     print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
     command = next((a for a in argv if a in ("refactor", "apply", "check", "bench", "serve")), None)
     if command in ("refactor", "apply") and "--json" in argv:
-        import json
-
         from ..pipeline.outcome import refused_json
 
         kind = "apply" if command == "apply" else "each" if "--each" in argv else "refactor"
-        print(json.dumps(refused_json(kind, "usage", str(exc)), ensure_ascii=False))
+        print_json(refused_json(kind, "usage", str(exc)))
     return Exit.USAGE
 
 

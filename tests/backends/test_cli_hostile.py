@@ -170,3 +170,25 @@ def test_a_backends_error_with_escape_sequences_is_shown_spelt_out_never_obeyed(
     assert done.returncode == 1, done.stderr
     assert r"\u001b]8;;https://evil.example/\u0007upgrade here\u001b]8;;\u0007\u001b[1A" in done.stderr
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_refactored_written_and_reported_in_json(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """A name the system gives as bytes that are not UTF-8 (Python's surrogateescape): the prompt shows
+    it escaped (the request failed as an internal error), and the `--json` object names it with the
+    JSON escape the name decodes back from, on a stdout that takes only UTF-8 (a desktop's UTF-8 locale:
+    the object failed after the file was written, a traceback and no report)."""
+    name = os.fsdecode(b"caf\xff.py")
+    source = project["dir"] / name
+    source.write_text(SOURCE, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "refactor", str(source), "--at", "5", "-i", "rename radius to r",
+         "--json", "--write", "--config", str(project["config"])],
+        capture_output=True, env=cli_env(None, {"PYTHONIOENCODING": "utf-8:strict"}), cwd=project["dir"], timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.decode("utf-8"))
+    assert report["outcome"] == "applied" and report["targets"][0]["file"] == str(source.resolve())
+    assert "def foo(r):\n    return r * 2\n" in source.read_text(encoding="utf-8")
+    assert "File: caf\\xff.py\n" in fake_backend.requests[-1]["messages"][1]["content"]
