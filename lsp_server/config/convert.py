@@ -26,6 +26,7 @@ from .schema import (
 )
 
 T = TypeVar("T")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -201,6 +202,7 @@ def _named_tables(source: str, value: Any) -> Mapping[str, Any]:
 
 
 def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
+    _unicode(source, key, value)
     origin = getattr(hint, "__origin__", None)
     if origin is Literal:
         choices = get_args(hint)
@@ -240,6 +242,22 @@ def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
     raise ConfigError(source, key, "has an unsupported type")  # pragma: no cover - schema bug
 
 
+def _unicode(source: str, key: str, value: Any) -> None:
+    """Refuse text that is not Unicode: the editor's settings are JSON, which can carry a lone surrogate
+    (`"\\udcff"`), and a setting holding one (a preset's instruction, a model, a header) failed every
+    request it went into, as an internal error when the request was encoded."""
+    texts = [value] if isinstance(value, str) else []
+    if isinstance(value, list):
+        texts = [v for v in value if isinstance(v, str)]
+    elif isinstance(value, Mapping):
+        texts = [t for pair in value.items() for t in pair if isinstance(t, str)]
+    for text in texts:
+        found = _SURROGATE.search(text)
+        if found is not None:
+            problem = f"holds text that is not Unicode (a lone surrogate, U+{ord(found.group()):04X})"
+            raise ConfigError(source, key, problem)
+
+
 def _command(value: Any) -> bool:
     """A program and its arguments: a non-empty list of strings whose first names the program."""
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value) and bool(value[0].strip())
@@ -257,6 +275,7 @@ def _actions(source: str, value: Any) -> list[ActionPreset]:
         for key in ("id", "title", "instruction"):
             if not isinstance(table.get(key), str) or not table[key].strip():
                 raise ConfigError(source, f"actions[{i}].{key}", "is required and must be a non-empty string")
+            _unicode(source, f"actions[{i}].{key}", table[key])
         for key in table:
             if key not in names:
                 known = ", ".join(sorted(names))

@@ -116,6 +116,24 @@ async def test_bad_setting_is_named_once_and_the_rest_applies(
         settings_changed(client, None)
 
 
+async def test_a_setting_that_is_not_unicode_is_named_and_the_rest_applies(editor: Editor, client: LanguageClient):
+    """The editor's settings are JSON, which can carry a lone surrogate: a preset whose instruction holds one
+    was offered, and picking it failed as an internal error when the request was encoded."""
+    settings_changed(client, {"actions": [{"id": "odd", "title": "Odd", "instruction": "rename name to \udcff"}]})
+    try:
+        assert (await refactor(editor, "odd.py"))["status"] == "applied"  # the editor's settings read
+        problems = [m for m in editor.messages() if "actions" in m]
+        assert problems == [
+            "refactor-lsp: editor settings: `actions[0].instruction` holds text that is not Unicode (a lone "
+            "surrogate, U+DCFF) — the rest of the settings still apply"
+        ]
+        uri = editor.open(WORKSPACE / "odd2.py", SOURCE)
+        actions = await editor.code_actions(uri, editor.cursor_at(uri, "return"))
+        assert [a.title for a in actions if "Odd" in a.title] == []
+    finally:
+        settings_changed(client, None)
+
+
 async def test_untrusted_workspace_file_cannot_redirect_code(editor: Editor, backend: FakeBackend):
     workspace_file = WORKSPACE / ".refactor-lsp.toml"
     workspace_file.write_text(
