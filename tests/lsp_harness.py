@@ -234,6 +234,9 @@ class _EditorError(JsonRpcException):
     CODE = -32803
 
 
+NO_ANSWER = object()  # Editor.answer_next_edit unset
+
+
 class Editor:
     """Buffers, versions and edit application on top of a pytest-lsp client."""
 
@@ -248,6 +251,9 @@ class Editor:
         self.progress_fields: list[dict[str, Any]] = []  # `refactorLsp/progress`, to a plugin that asked for it
         self.reject_next_edit: str | None = None
         self.error_next_edit: str | None = None  # answer the next edit with a JSON-RPC error of this message
+        # Answer the next edit with this JSON as its result, applying nothing: what a broken editor says
+        # (`null`, `{}`, `{"applied": "yes"}`) rather than an ApplyWorkspaceEditResult.
+        self.answer_next_edit: Any = NO_ANSWER
         self.reply_to_apply_edit = True
         # The user's choice in a refactor preview, by change annotation (VS Code: tick boxes): None applies
         # every edit; otherwise only the annotated edits whose label (and description, after " — ") it keeps.
@@ -345,6 +351,9 @@ class Editor:
         if self.reject_next_edit is not None:
             reason, self.reject_next_edit = self.reject_next_edit, None
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+        if self.answer_next_edit is not NO_ANSWER:
+            answer, self.answer_next_edit = self.answer_next_edit, NO_ANSWER
+            return answer  # type: ignore[no-any-return]
         if self.error_next_edit is not None:  # as an editor that refuses with an error, not `applied: false`
             message, self.error_next_edit = self.error_next_edit, None
             raise _EditorError(message)

@@ -25,7 +25,15 @@ from ..text import PositionEncoding, inert
 from .job import CANCELLED, NAMED, RequestJob
 from .progress import CLIENT_REPLY_TIMEOUT_S
 from .settings import SECTION, SettingsStore
-from .wire import ApplyChangesArguments, BatchTargets, RefactorArguments, RefactorReply, RefactorStatus
+from .wire import (
+    ApplyChangesArguments,
+    BatchTargets,
+    RawAnswer,
+    RefactorArguments,
+    RefactorReply,
+    RefactorStatus,
+    edit_answer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator
@@ -129,6 +137,14 @@ class RefactorProtocol(LanguageServerProtocol):
 
         future.add_done_callback(forget)
         return future
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]  # pygls caches its own
+        """An editor's answer to `workspace/applyEdit` comes as the JSON it sent (RefactorServer.apply_edit
+        reads it): pygls's own reading took `"applied": "false"` for true, and left an answer it could not
+        read (`null`, `{}`) unanswered, so the refactor waited for its timeout."""
+        if method == types.WORKSPACE_APPLY_EDIT:
+            return RawAnswer
+        return super().get_result_type(method)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
@@ -255,15 +271,17 @@ class RefactorServer(LanguageServer):
 
     async def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         """The editor's answer to the edit. An editor that answers with a JSON-RPC error rather than
-        `applied: false` refused it all the same: read as that refusal, so the user gets its one message
+        `applied: false`, or with what says neither true nor false (`null`, no `applied`, `"yes"`:
+        wire.edit_answer), refused it all the same: read as that refusal, so the user gets its one message
         (edit.apply_parts) rather than a failed request, or nothing at all from a request that does not wait."""
         try:
-            return await self.workspace_apply_edit_async(params)
+            answer = await self.protocol.send_request_async(types.WORKSPACE_APPLY_EDIT, params)
         except JsonRpcException as error:
             log.info("the editor answered workspace/applyEdit with an error: %s", error)
             return types.ApplyWorkspaceEditResult(
                 applied=False, failure_reason=f"it answered with an error: {error.message or error.code}"
             )
+        return edit_answer(answer)  # the JSON as it came (RefactorProtocol.get_result_type)
 
     # -- client facts --------------------------------------------------------------------
     @property

@@ -223,6 +223,30 @@ def _structure_apply_changes(raw: Any, converter: Converter) -> ApplyChangesArgu
     return ApplyChangesArguments(uri or "", review or "", tuple(keep))
 
 
+@attrs.define
+class RawAnswer:
+    """An editor's response kept as the JSON it came as: its `workspace/applyEdit` answer
+    (RefactorProtocol.get_result_type), read by `edit_answer` rather than by pygls, which took
+    `"applied": "false"` for true and dropped an answer it could not read (`null`, `{}`) unanswered."""
+
+    id: int | str | None
+    result: Any = None
+    jsonrpc: str = "2.0"
+
+
+def edit_answer(answer: Any) -> types.ApplyWorkspaceEditResult:
+    """The editor's JSON answer to `workspace/applyEdit`: applied only when it says `"applied": true`; any
+    other answer (`null`, no `applied`, `"applied": "yes"`) is a refusal, with its reason when it gives one."""
+    applied = answer.get("applied") if isinstance(answer, Mapping) else None
+    if applied is True:
+        return types.ApplyWorkspaceEditResult(applied=True)
+    if applied is False:
+        reason = answer.get("failureReason")
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason if isinstance(reason, str) else None)
+    unread = "it answered null" if answer is None else "its answer does not say whether it applied it"
+    return types.ApplyWorkspaceEditResult(applied=False, failure_reason=unread)
+
+
 def register(converter: Converter) -> None:
     """Teach the server's converter to build the commands' argument objects from their JSON."""
     converter.register_structure_hook(RefactorArguments, lambda raw, _type: _structure_arguments(raw, converter))
@@ -230,6 +254,10 @@ def register(converter: Converter) -> None:
     converter.register_structure_hook(ApplyArguments, lambda raw, _type: _structure_apply(raw, converter))
     converter.register_structure_hook(
         ApplyChangesArguments, lambda raw, _type: _structure_apply_changes(raw, converter)
+    )
+    # The JSON as it came (json.loads made it; pygls would make named tuples of its objects), whatever it holds.
+    converter.register_structure_hook(
+        RawAnswer, lambda raw, _type: RawAnswer(raw.get("id"), raw.get("result"), raw.get("jsonrpc", "2.0"))
     )
 
 

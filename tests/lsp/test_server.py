@@ -329,6 +329,38 @@ async def test_an_edit_the_editor_refuses_with_an_error_is_reported_as_rejected(
     assert editor.stats[-1]["applied"] is False
 
 
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (None, "it answered null"),
+        ({}, "its answer does not say whether it applied it"),
+        ({"applied": "yes"}, "its answer does not say whether it applied it"),
+        ({"applied": "false"}, "its answer does not say whether it applied it"),
+        ({"applied": 1, "failureReason": 5}, "its answer does not say whether it applied it"),
+        ([], "its answer does not say whether it applied it"),
+    ],
+    ids=["null", "no-applied", "applied-yes", "applied-false-string", "applied-1", "array"],
+)
+async def test_an_edit_the_editor_answers_without_applied_true_or_false_is_reported_as_rejected(
+    editor: Editor, backend: FakeBackend, answer: object, reason: str
+):
+    """An editor's answer to `workspace/applyEdit` that is no ApplyWorkspaceEditResult (`null`, no `applied`,
+    `applied: "yes"`) is read as a refusal, the same one calm message as `applied: false`: the job raised
+    on `null`, waited for the reply timeout on `{}`, and took `"false"` for true (an edit reported applied)."""
+    uri = editor.open(WORKSPACE / f"answered_{len(editor.edits_received)}_{reason[:6]}.py", PY_SOURCE)
+    for wait in (True, False):
+        editor.clear()
+        editor.answer_next_edit = answer
+        arguments = {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"}
+        result = await editor.execute("refactorLsp.refactor", {**arguments, "wait": wait})
+        assert result["status"] == ("rejected" if wait else "started"), result
+        await until(lambda: editor.stats)
+        told = [m for m in editor.messages() if "did not apply the edit" in m]
+        assert len(told) == 1 and f"the editor did not apply the edit ({reason}); nothing changed" in told[0], told
+        assert editor.buffers[uri] == PY_SOURCE
+        assert editor.stats[-1]["applied"] is False
+
+
 async def test_show_stats_compares_with_and_without_prediction(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "stats.py", PY_SOURCE)
     for prediction in (True, False):
