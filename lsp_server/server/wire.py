@@ -215,7 +215,10 @@ def _structure_apply_changes(raw: Any, converter: Converter) -> ApplyChangesArgu
         raise ValueError("refactorLsp.applyChanges takes one object: {uri, review, keep} (keep: [] drops them all)")
     uri = _field(raw, str, "a string (the document's URI)", "uri")
     review = _field(raw, str, "a string (the review's id)", "review")
-    keep = _field(raw, list, "an array of change ids", "keep") or []
+    # `keep: null` is `keep` left out (`_field` reads null as unset): refused too, never "drop them all".
+    keep = _field(raw, list, "an array of change ids", "keep")
+    if keep is None:
+        raise ValueError("`keep` must be an array of change ids, not null (keep: [] drops them all)")
     if not all(type(k) is int and 0 < k <= 1_000_000 for k in keep):
         raise ValueError("`keep` must be an array of change ids (whole numbers from 1)")
     if len(set(keep)) != len(keep):

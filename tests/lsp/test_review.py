@@ -475,3 +475,20 @@ async def test_an_answer_without_keep_is_invalid_and_leaves_the_review_open(
     reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [4]})
     assert reply["status"] == "applied", reply
     assert editor.buffers[uri] == keeping(4)
+
+
+@pytest.mark.parametrize("keep", [None, {}, [-1], [1, 1], ["1"], [10**9], [1.5], [True]], ids=repr)
+async def test_an_answer_whose_keep_is_no_list_of_change_ids_is_invalid_and_leaves_the_review_open(
+    editor: Editor, backend: FakeBackend, keep: object
+) -> None:
+    """`keep: null` is `keep` left out, not "drop them all" (before: read as `[]`, every change dropped and
+    the review ended); each other bad `keep` is refused by name, the review still open for the right one."""
+    uri = editor.open(WORKSPACE / f"bad-keep-{abs(hash(repr(keep)))}.py", SOURCE)
+    backend.enqueue(Reply(text=ANSWER))
+    offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
+    with pytest.raises(Exception, match="`keep`"):
+        await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": keep})
+    assert editor.edits_received == [] and editor.buffers[uri] == SOURCE
+    reply = await editor.execute("refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [4]})
+    assert reply["status"] == "applied", reply
+    assert editor.buffers[uri] == keeping(4)
