@@ -23,6 +23,7 @@ cannot) is read in a worker thread, a chunk at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -251,21 +252,56 @@ def _thread_reads(source: BinaryIO) -> ReadChunk:
     return read
 
 
+LOST = "the connection to the editor is lost (it closed the server's output); shutting down"
+
+
+class EditorWriter(StdoutWriter):
+    """pygls's writer to stdout, and the one place a lost editor shows: the first write that fails (the
+    editor closed the server's stdout, or is gone) says so once and calls `lost`, and every write after
+    it is dropped. pygls logged each failed write with a traceback (a reply, a log line, a `wait: false`
+    job's outcome told) and the server ran on, waiting for input that may never come."""
+
+    def __init__(self, stdout: BinaryIO, lost: Callable[[], None]) -> None:
+        super().__init__(stdout)
+        self._lost = lost
+        self.gone = False
+
+    def write(self, data: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            super().write(data)
+        except (OSError, ValueError) as exc:  # a broken pipe, a closed file
+            self.gone = True
+            log.error("%s: %s", LOST, exc)  # the log file, when there is one
+            with contextlib.suppress(OSError, ValueError):
+                print(f"refactor-lsp: {LOST}", file=sys.stderr, flush=True)
+            self._lost()
+
+
 def serve_stdio(server: JsonRPCServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """`server.start_io()`, with our reader, and stdin read by the event loop where it can be."""
+    """`server.start_io()`, with our reader, and stdin read by the event loop where it can be; the session
+    ends when the editor can no longer be written to (EditorWriter)."""
     source = stdin or sys.stdin.buffer
     # What pygls's start_io does (2.1.1), with our reader in place of its own.
     stop = server._stop_event = threading.Event()  # pygls's shutdown() sets it
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    served: list[asyncio.Task[None]] = []
+
+    def lost() -> None:
+        stop.set()
+        for task in served:  # the reader may wait for input for ever: stop it now
+            task.get_loop().call_soon_threadsafe(task.cancel)
+
+    server.protocol.set_writer(EditorWriter(stdout or sys.stdout.buffer, lost))
 
     async def serve() -> None:
+        served.append(asyncio.current_task())  # type: ignore[arg-type]  # run by asyncio.run: a task
         read = await _loop_reads(source) if _loop_readable(source) else _thread_reads(source)
-        await serve_messages(MessageReader(read), server, stop)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serve_messages(MessageReader(read), server, stop)
 
     try:
         asyncio.run(serve())
-    except BrokenPipeError:
-        log.error("the connection to the editor is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:

@@ -5,12 +5,17 @@ to the next message, so the requests after it are answered; what real clients se
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from lsp_server.server.stdio import MAX_BODY_BYTES
-from lsp_server.testing.lsp_pipe import ServerPipe, frame
+from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.lsp_pipe import ServerPipe, frame, read_message
+from lsp_server.testing.replies import Reply
+from tests.conftest import editor_settings
 from tests.lsp_harness import server_setup
 
 STATE_DIR, SERVER_ENV, _ = server_setup()
@@ -155,3 +160,41 @@ def test_a_body_cut_short_ends_the_session(server: ServerPipe) -> None:
     assert server.reply(1) is not None  # the whole message is served
     assert server.reply(2, timeout=5) is None  # the cut one is not, and the server ends
     server.process.wait(timeout=30)
+
+
+def test_a_server_whose_stdout_the_editor_closed_ends_at_once_and_quietly(fake_backend: FakeBackend) -> None:
+    """An editor gone, or one that closed the server's stdout and not its stdin: nothing the server says
+    can arrive any more. Each write failed with a traceback on stderr (here a `wait: false` refactor's
+    progress and outcome) and the server ran on, waiting for input that never came; it ends, saying why once."""
+    fake_backend.enqueue(Reply(delay_headers_s=1.0))
+    document = STATE_DIR / "closed-stdout.py"
+    document.write_text("x = 1\n", encoding="utf-8")
+    uri = document.as_uri()
+    err = STATE_DIR / "closed-stdout.err"
+    with err.open("wb") as stderr:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "lsp_server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            env=SERVER_ENV,
+        )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    arguments = {"uri": uri, "instruction": "rename x to y", "wait": False}
+    try:
+        server.stdin.write(
+            frame("initialize", {**INITIALIZE, "initializationOptions": editor_settings(fake_backend)}, 1)
+        )
+        server.stdin.write(frame("initialized", {}))
+        item = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
+        server.stdin.write(frame("textDocument/didOpen", {"textDocument": item}))
+        command = {"command": "refactorLsp.refactor", "arguments": [arguments]}
+        server.stdin.write(frame("workspace/executeCommand", command, 2))
+        server.stdin.flush()
+        while (message := read_message(server.stdout)) is not None and message.get("id") != 2:
+            pass
+        assert message is not None and message["result"] == {"status": "started"}
+        server.stdout.close()  # the refactor runs on, and has things to say
+        server.wait(timeout=10)
+    finally:
+        server.kill()
+        server.stdin.close()
+    said = err.read_text(encoding="utf-8")
+    assert said.count("the connection to the editor is lost") == 1 and "Traceback" not in said, said
