@@ -235,9 +235,12 @@ def _check_value(source: str, key: str, hint: Any, value: Any) -> Any:
                 source, key, f"must be a table of commands (lists of strings, the program first), not {value!r}"
             )
         return {name: list(argv) for name, argv in value.items()}
-    if origin is dict:
-        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-            raise ConfigError(source, key, f"must be a table of strings, not {value!r}")
+    if origin is dict:  # its values are not quoted: a header's may be a secret
+        if not isinstance(value, Mapping):
+            raise ConfigError(source, key, f"must be a table of strings, not {type(value).__name__}")
+        wrong = next((name for name, v in value.items() if not isinstance(v, str)), None)
+        if wrong is not None:
+            raise ConfigError(source, key, f"must be a table of strings ({wrong!r} is {type(value[wrong]).__name__})")
         return dict(value)
     raise ConfigError(source, key, "has an unsupported type")  # pragma: no cover - schema bug
 
@@ -300,12 +303,36 @@ def _validate_backend(backend: BackendConfig, source: Callable[[str], str]) -> N
         )
     if not backend.model:
         raise ConfigError(source(key), f"{key}.model", "is required: the model name the server serves")
+    _check_headers(backend.headers, key, source)
     if backend.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", backend.api_key_env):
         raise ConfigError(
             source(f"{key}.api_key_env"),
             f"{key}.api_key_env",
             "must be the NAME of an environment variable (like OPENAI_API_KEY), never the key itself",
         )
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110's token
+_NOT_IN_A_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # what HTTP/1.1 cannot carry as we send it: ASCII
+
+
+def _check_headers(headers: Mapping[str, str], key: str, source: Callable[[str], str]) -> None:
+    """Each header one HTTP can send: a name that is a token, a value of printable ASCII. A value is
+    never quoted (it may be a secret), only where its first character HTTP cannot send is; such a
+    header failed every request as an internal error, or (a line break) was refused by the wire."""
+    for name, value in headers.items():
+        where = f"{key}.headers"
+        if not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(source(where), where, f"has a header name HTTP cannot send: {name!r}")
+        found = _NOT_IN_A_HEADER_VALUE.search(value)
+        if found is not None:
+            char = f"U+{ord(found.group()):04X}"
+            raise ConfigError(
+                source(where),
+                f"{where}.{name}",
+                f"holds a character HTTP cannot send in a header ({char} at position {found.start() + 1}); "
+                "a header's value is printable ASCII",
+            )
 
 
 def _known_backend(source: str, backends: Mapping[str, BackendConfig], name: str) -> str:

@@ -88,7 +88,7 @@ class BackendConfig:
     Example: prediction = "never"
     """
     headers: dict[str, str] = field(default_factory=dict)
-    """Extra HTTP headers.
+    """Extra HTTP headers: each name a token, each value printable ASCII (a value is never shown in a message).
 
     Example: headers = { "X-Team" = "tools" }
     Default means: none

@@ -498,3 +498,23 @@ def test_a_preset_whose_removes_code_is_not_a_boolean_is_named() -> None:
     with pytest.raises(ConfigError) as info:
         build_config([layer])
     assert "actions[0].removes_code" in str(info.value) and "must be true or false" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("headers", "named", "said"),
+    [
+        ({"Authorization": "Bearer caf\u00e9-s3cr3t"}, "backends.b.headers.Authorization", "U+00E9 at position 11"),
+        ({"X-Team": "tools\r\nX-Evil: s3cr3t"}, "backends.b.headers.X-Team", "U+000D at position 6"),
+        ({"X Team": "s3cr3t"}, "backends.b.headers", "a header name HTTP cannot send: 'X Team'"),
+        ({"X-Key": "s3cr3t", "X-Port": 8080}, "backends.b.headers", "must be a table of strings ('X-Port' is int)"),
+    ],
+)
+def test_a_header_http_cannot_send_is_named_never_quoted(headers: dict[str, str], named: str, said: str) -> None:
+    """It failed every request as an internal error (or, a line break, at the wire); a header's value
+    may be a secret, so the message says where the character is, not what the value is."""
+    backend = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "headers": headers}
+    with pytest.raises(ConfigError) as caught:
+        build_config([Layer("user config", {"default_backend": "b", "backends": {"b": backend}})])
+    message = str(caught.value)
+    assert f"`{named}`" in message and said in message, message
+    assert "s3cr3t" not in message
