@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..stats.history import History
     from .edit import PartsOutcome
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 CANCELLED = "the refactor was cancelled"
@@ -267,8 +268,9 @@ class RequestJob:
             review = review_of(settled)
             applied = await self._apply(ran.request, settled, review, preview)
             outcomes = marked(settled, applied)
-            if preview and applied.outcome.applied:
-                settled, outcomes, applied = await self._kept_in_preview(ran, review, applied, outcomes)
+            if preview and applied.outcome.applied:  # in the document now: a cancel comes too late
+                kept = self._kept_in_preview(ran, review, applied, outcomes)
+                settled, outcomes, applied = await _past_cancel(kept)
         note = applied.outcome.message if applied is not None else None
         ended = end_request(
             ran.request, settled, outcomes, ran.wall_ms, ran.concurrency, self.host.history, lambda _: self.uri, note
@@ -363,19 +365,11 @@ class RequestJob:
             label = APPLY_LABEL
         else:
             label = LABEL if request.one else f"{LABEL}: {request.action}, each definition"
-        sending = asyncio.ensure_future(
+        return await _past_cancel(
             apply_parts(
                 self.host, self.uri, self.version, self.text, parts, preview, self.scope_cache, label, request.whole
             )
         )
-        try:
-            return await asyncio.shield(sending)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            log.info("a cancel came while the edit was on its way to the editor: too late to stop it")
-            return await sending
 
     # -- reporting: one message, the stats notification, the reply ---------------------------------
     def _failed(self, message: str, record: dict[str, Any] | None = None) -> RefactorReply:
@@ -436,3 +430,18 @@ def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus,
     if applied is not None and totals.count("stale") and not totals.count("refused", "error"):
         return RefactorStatus.STALE, types.MessageType.Warning
     return RefactorStatus.ERROR, types.MessageType.Error
+
+
+async def _past_cancel(work: Coroutine[Any, Any, T]) -> T:
+    """`work` run to its end whatever cancel comes (each one, however many): the edit is on its way to
+    the editor or in the document, so what the editor did, and what became of it, is what the user has
+    and what is reported, never "cancelled; nothing was applied"."""
+    running = asyncio.ensure_future(work)
+    while True:
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            log.info("a cancel came while the edit was on its way to the editor or in it: too late to stop it")

@@ -386,6 +386,46 @@ async def test_undoing_a_previewed_subset_keeps_what_the_user_typed_meanwhile(
         await editor.client.shutdown_session()
 
 
+async def test_a_cancel_while_a_previewed_subset_is_checked_comes_too_late_and_says_what_happened(
+    backend: FakeBackend, tmp_path: Any
+) -> None:
+    """The preview's edit is in the document when its kept subset is checked: a cancel then cannot
+    unsay it. The check ends as ever (here: the subset is refused and undone) and the reply says so
+    (before: "cancelled; nothing was applied", with the kept change left in the document)."""
+    started = tmp_path / "checker-started"
+    user = write_config(
+        tmp_path, fake=backend, refactor={"checkers": {"python": [sys.executable, "-c", SLOW_CHECKER, str(started)]}}
+    )
+    workspace = tmp_path / "cancel-workspace"
+    settings = editor_settings(backend, keys={"prediction": "always"})
+    editor = await start_session(SETUP, workspace, settings, env={"REFACTOR_LSP_CONFIG": str(user)})
+    source = "def f():\n    a = 1\n\n    b = 2\n    return a + b\n"
+    try:
+        uri = editor.open(workspace / "cancel.py", source)
+        backend.enqueue(Reply(text="def f():\n    a = step_one(1)\n\n    b = step_two(2)\n    return a + b\n"))
+        editor.preview_keeps = lambda label: label.startswith("line 2:")  # step_one kept, step_two unticked
+
+        async def cancel_while_checking() -> None:
+            await until(started.exists, 30)
+            await editor.execute("refactorLsp.cancel", {"uri": uri})
+            await editor.execute("refactorLsp.cancel", {"uri": uri})  # twice: still too late
+
+        cancelling = asyncio.create_task(cancel_while_checking())
+        try:
+            reply = await editor.execute(
+                "refactorLsp.refactor",
+                {"uri": uri, "range": editor.cursor_at(uri, "a = 1"), "instruction": "x", "review": "preview"},
+            )
+        finally:
+            await cancelling
+        assert reply["status"] == "rejected", reply
+        assert "what the preview applied was undone" in reply["message"], reply
+        assert "cancelled" not in reply["message"]
+        assert editor.buffers[uri] == source
+    finally:
+        await editor.client.shutdown_session()
+
+
 async def test_changes_of_a_crlf_document_with_astral_characters_have_utf16_ranges_and_apply_exactly(
     editor: Editor, backend: FakeBackend
 ) -> None:
