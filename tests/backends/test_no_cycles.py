@@ -10,11 +10,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from lsp_server.config.layers import Layer
+from lsp_server.config.load import build_config
+from lsp_server.config.schema import Config
 from lsp_server.pipeline.engine import Engine
 from lsp_server.pipeline.request import Source, at_cursor
 from lsp_server.pipeline.runner import Runner
 from lsp_server.regions import ScopeCache
 from lsp_server.testing.fake_backend import FakeBackend
+from lsp_server.testing.replies import Reply
 from tests.backends.test_backends import SOURCE, config_with, file_request
 from tests.conftest import backend_table
 
@@ -50,6 +54,56 @@ async def test_a_finished_refactor_leaves_no_cycle_behind(
     assert outcome == "edit" and told
     gc.collect()  # the refactor's references are gone: whatever is left, only a cycle holds
     assert _ours(garbage) == []
+
+
+# Timeouts short enough for a test; a retry after a 503 at once (Retry-After: 0).
+QUICK = {"first_token_timeout_s": 2.0, "idle_timeout_s": 0.3, "timeout_s": 10.0, "max_retries": 1}
+BUSY = Reply(status=503, error="busy", headers={"Retry-After": "0"})
+SECOND_CHOICE = (
+    b'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 1, '
+    b'"delta": {"content": "a"}, "finish_reason": null}]}\n\n'
+)
+FAILURES = {
+    "an HTTP error": ([Reply(status=400, error="no such thing")], "answered HTTP 400: no such thing"),
+    "a 503 retried, then refused": ([BUSY, BUSY], "failed with HTTP 503 after 2 tries"),
+    "a stall mid-answer": ([Reply(text="x = 1\n" * 40, stall_after_chars=6, stall_s=5)], "stalled for 0.3 s"),
+    "a malformed stream": ([Reply(raw_body=SECOND_CHOICE)], "a second choice (index 1)"),
+    # The retry's stream is bounded as the first attempt's would be.
+    "a line without end after a 503": (
+        [BUSY, Reply(flood_chunk_chars=1000, flood_one_line=True)],
+        "one line of the stream ran past",
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", list(FAILURES))
+async def test_a_failed_refactor_leaves_no_cycle_behind(
+    failure: str, fake_backend: FakeBackend, engine: Engine, garbage: list[object]
+) -> None:
+    # Before: an HTTP error's capped body reader held its response (the request, the prompt): a cycle.
+    replies, said = FAILURES[failure]
+    for reply in replies:
+        fake_backend.enqueue(reply)
+    outcome, reason = await _refactor_at_cursor(fake_backend, engine, build_config(_quick_layers(fake_backend)))
+    assert outcome == "error" and said in reason, reason
+    gc.collect()
+    assert _ours(garbage) == []
+
+
+def _quick_layers(fake: FakeBackend, **refactor: float) -> list[Layer]:
+    return [
+        Layer(
+            "test", {"default_backend": "fake", "backends": {"fake": backend_table(fake)}, "refactor": QUICK | refactor}
+        )
+    ]
+
+
+async def _refactor_at_cursor(fake: FakeBackend, engine: Engine, config: Config) -> tuple[str, str]:
+    """One refactor at a cursor, as a runner runs it: its outcome and why."""
+    request = file_request(scope="block", start=SOURCE.index("result"), end=SOURCE.index("result"))
+    targets = at_cursor(engine, [Source("shapes.py", request, config, ScopeCache())])
+    (outcome,) = await Runner(engine, targets.items, 1).run()
+    return outcome.outcome, outcome.reason or ""
 
 
 async def _one_refactor(fake: FakeBackend, engine: Engine) -> tuple[str, int]:
