@@ -5,6 +5,7 @@ one refactor is what a long session keeps between its collections."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 
@@ -88,6 +89,34 @@ async def test_a_failed_refactor_leaves_no_cycle_behind(
     assert outcome == "error" and said in reason, reason
     gc.collect()
     assert _ours(garbage) == []
+
+
+async def test_a_refactor_cancelled_mid_answer_leaves_no_cycle_behind(
+    fake_backend: FakeBackend, engine: Engine, garbage: list[object]
+) -> None:
+    # Before: the idle timer's asyncio.Timeout held the task, the cancelled task its CancelledError, and
+    # the error's traceback the frame that held the timer.
+    fake_backend.enqueue(Reply(text="x = 1\n" * 40, stall_after_chars=6, stall_s=5))
+    config = build_config(_quick_layers(fake_backend, idle_timeout_s=10.0))
+    task = asyncio.ensure_future(_refactor_at_cursor(fake_backend, engine, config))
+    while not fake_backend.first_content_sent_at:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)  # the first characters read: the stream is mid-answer
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    del task
+    gc.collect()
+    assert _ours(garbage) == []
+    assert await _hung_up(fake_backend)  # the stream was closed, not left to the server
+
+
+async def _hung_up(fake: FakeBackend) -> bool:
+    for _ in range(100):
+        if fake.disconnects:
+            return True
+        await asyncio.sleep(0.01)
+    return False
 
 
 def _quick_layers(fake: FakeBackend, **refactor: float) -> list[Layer]:
