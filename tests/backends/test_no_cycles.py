@@ -6,6 +6,7 @@ one refactor is what a long session keeps between its collections."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 from collections.abc import Iterator
 
@@ -109,6 +110,27 @@ async def test_a_refactor_cancelled_mid_answer_leaves_no_cycle_behind(
     gc.collect()
     assert _ours(garbage) == []
     assert await _hung_up(fake_backend)  # the stream was closed, not left to the server
+
+
+async def test_refactors_cancelled_at_any_moment_leave_no_cycle_behind(
+    fake_backend: FakeBackend, engine: Engine, garbage: list[object]
+) -> None:
+    # Before: a cancel landing while the runner's task group waited for its refactor (here, one on a new
+    # connection after a first-token timeout) left the runner in a cycle: Python 3.11's TaskGroup keeps
+    # the CancelledError in the frame that raised it.
+    config = build_config(_quick_layers(fake_backend, first_token_timeout_s=0.05))
+    for delay_ms in range(0, 40, 4):
+        fake_backend.enqueue(Reply(delay_headers_s=1), Reply(raw_body=SECOND_CHOICE))
+        assert (await _refactor_at_cursor(fake_backend, engine, config))[0] == "error"
+        task = asyncio.ensure_future(_refactor_at_cursor(fake_backend, engine, config))
+        await asyncio.sleep(delay_ms / 1000)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        del task
+        fake_backend.reset()
+    gc.collect()
+    assert _ours(garbage) == []
 
 
 async def _hung_up(fake: FakeBackend) -> bool:
