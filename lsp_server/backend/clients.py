@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import weakref
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -114,12 +115,18 @@ async def _get(
 
 def cap_body(response: Any, max_bytes: int) -> None:
     """Make `response` (httpx's, not read yet) end after `max_bytes` of its decoded body: what reads it
-    (the SDK's `aread` too) gets that much, and the connection is closed, not read to its end."""
-    read = response.aiter_bytes
+    (the SDK's `aread` too) gets that much, and the connection is closed, not read to its end. The capped
+    reader, kept on the response, holds it weakly: a strong hold is a cycle that kept every error's
+    request (its prompt, the document) until a full collection."""
+    own = weakref.ref(response)
+    read = type(response).aiter_bytes
 
     async def capped(*args: Any, **kwargs: Any) -> AsyncIterator[bytes]:
+        owner = own()
+        if owner is None:  # nothing can read a response that is gone
+            return
         left = max_bytes
-        async with contextlib.aclosing(read(*args, **kwargs)) as chunks:
+        async with contextlib.aclosing(read(owner, *args, **kwargs)) as chunks:
             async for chunk in chunks:
                 if len(chunk) >= left:
                     if left:
@@ -127,7 +134,7 @@ def cap_body(response: Any, max_bytes: int) -> None:
                     break
                 left -= len(chunk)
                 yield chunk
-        await response.aclose()
+        await owner.aclose()
 
     response.aiter_bytes = capped
 

@@ -68,7 +68,9 @@ def metrics_url(backend: BackendConfig) -> str | None:
 
 
 def parse_prometheus(text: str) -> dict[str, float]:
-    """Sum of every sample of each metric name (all label sets), from the text exposition format."""
+    """Sum of every sample of each metric name (all label sets), from the text exposition format; NaN for
+    a name with a sample whose value is no number (NaN, `12abc`, Python's own `1_000`): the metric is on
+    the page, its value is not known (dropped, a draft counter would read as "no speculation")."""
     totals: dict[str, float] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -83,11 +85,9 @@ def parse_prometheus(text: str) -> dict[str, float]:
         if not fields:
             continue
         try:
-            value = float(fields[0])
+            value = float(fields[0]) if "_" not in fields[0] else math.nan
         except ValueError:
-            continue
-        if value != value:  # NaN
-            continue
+            value = math.nan
         totals[name.strip()] = totals.get(name.strip(), 0.0) + value
     return totals
 
@@ -113,9 +113,9 @@ async def fetch_metrics_text(url: str, verify_tls: bool = True, timeout_s: float
 
 def spec_counters(values: dict[str, float]) -> dict[str, float] | None:
     """The speculative-decoding counters of a page (those it has), or None when one is there but is no
-    counter's value: a counter only grows from 0 and stays finite; an infinite one (1e308 summed twice)
-    would make a difference infinite or NaN, a negative one inflate it. Such a page says nothing, not
-    "no speculation" nor "speculating"."""
+    counter's value: a counter only grows from 0 and stays finite; one that is no number (NaN) or an
+    infinite one (1e308 summed twice) would make a difference infinite or NaN, a negative one inflate it.
+    Such a page says nothing, not "no speculation" nor "speculating"."""
     counters = {name: values[name] for name in (ACCEPTED, DRAFTED, FINISHED) if name in values}
     if any(not (math.isfinite(value) and value >= 0) for value in counters.values()):
         return None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..config.schema import BackendConfig
 from ..proposer import PREDICTION_KEY, PROBE_DRAFT, PROBE_KEY, PROBE_SILENT
-from .metrics import DRAFTED, fetch_metrics, metrics_url
+from .metrics import DRAFTED, fetch_metrics, metrics_url, spec_counters
 from .stream import Completion, StreamRequest
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,8 @@ async def probe_proposer(send: Send, metrics_url: str | None = None, verify_tls:
     it is not asked."""
     if metrics_url is not None:
         try:
-            counters = await fetch_metrics(metrics_url, verify_tls)
+            # The page's counters as every reader reads them: one that is no counter's value says nothing.
+            counters = spec_counters(await fetch_metrics(metrics_url, verify_tls))
         except Exception:
             counters = None  # no metrics page to tell: the probe asks
         if counters is not None and DRAFTED not in counters:

@@ -181,17 +181,33 @@ async def _open(clients: ClientPool, backend: BackendConfig, settings: RefactorS
 
 
 class _IdleTimer:
-    """A stream's one idle timer: `timeout` expires once no chunk came for `wait` seconds. A chunk only
-    notes the time (`touched`); the timer, when due, expires the timeout or moves itself to the new due
-    time. An object, not a closure: a closure that schedules itself is a reference cycle that kept the
-    whole refactor (its document, its answer) until a full collection."""
+    """A stream's one idle timer, entered with `async with`: the block's wait is cancelled (TimeoutError)
+    once no chunk came for `wait` seconds. A chunk only notes the time (`touched`); the timer, when due,
+    expires the timeout or moves itself to the new due time. An object, not a closure: a closure that
+    schedules itself is a reference cycle that kept the whole refactor (its document, its answer) until
+    a full collection. For the same reason it lets go of its asyncio.Timeout on the way out: that holds
+    the task, a cancelled task holds its CancelledError, and the error's traceback holds the frame that
+    holds this timer."""
 
     def __init__(self, wait: float) -> None:
         self.loop = asyncio.get_running_loop()
-        self.timeout = asyncio.timeout(None)
         self.wait = wait
         self.last_chunk_at = self.loop.time()
-        self.handle = self.loop.call_at(self.last_chunk_at + wait, self._due)
+        self.timeout: asyncio.Timeout | None = None
+        self.handle: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> _IdleTimer:
+        self.timeout = asyncio.timeout(None)
+        await self.timeout.__aenter__()
+        self.handle = self.loop.call_at(self.last_chunk_at + self.wait, self._due)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        timeout, self.timeout = self.timeout, None
+        if self.handle is not None:
+            self.handle.cancel()  # a cancelled handle drops its callback: nothing holds this timer
+        if timeout is not None:
+            await timeout.__aexit__(*exc_info)  # raises TimeoutError where the timer expired it
 
     def touched(self) -> None:
         self.last_chunk_at = self.loop.time()
@@ -199,18 +215,16 @@ class _IdleTimer:
     def wait_from_now(self, wait: float) -> None:
         """From now on, `wait` seconds of quiet end the stream (the idle timeout after the first token)."""
         self.wait = wait
-        self.handle.cancel()
+        if self.handle is not None:
+            self.handle.cancel()
         self.handle = self.loop.call_at(self.last_chunk_at + wait, self._due)
 
     def _due(self) -> None:
         due = self.last_chunk_at + self.wait
-        if self.loop.time() >= due:
-            self.timeout.reschedule(self.loop.time())  # cancels the read; `async with` turns it to TimeoutError
-        else:
+        if self.loop.time() < due:
             self.handle = self.loop.call_at(due, self._due)
-
-    def cancel(self) -> None:
-        self.handle.cancel()  # a cancelled handle drops its callback: nothing holds this timer
+        elif self.timeout is not None:
+            self.timeout.reschedule(self.loop.time())  # cancels the read; `async with` turns it to TimeoutError
 
 
 class _Reader:
@@ -239,21 +253,17 @@ class _Reader:
         MalformedStream, and what the SDK raises."""
         with _bound_sse_lines(stream, self.max_chars * JSON_BYTES_PER_CHAR + SSE_LINE_OVERHEAD):
             iterator = stream.__aiter__()
-            idle = _IdleTimer(self.wait)
-            try:
-                async with idle.timeout:
-                    while True:
-                        try:
-                            chunk = await iterator.__anext__()
-                        except StopAsyncIteration:
-                            break
-                        first = self.result.ttft_ms is None
-                        idle.touched()
-                        self._chunk(chunk)
-                        if first and self.result.ttft_ms is not None:  # usually shorter: the timer moves to it
-                            idle.wait_from_now(self.wait)
-            finally:
-                idle.cancel()
+            async with _IdleTimer(self.wait) as idle:
+                while True:
+                    try:
+                        chunk = await iterator.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    first = self.result.ttft_ms is None
+                    idle.touched()
+                    self._chunk(chunk)
+                    if first and self.result.ttft_ms is not None:  # usually shorter: the timer moves to it
+                        idle.wait_from_now(self.wait)
 
     def _chunk(self, chunk: Any) -> None:
         result = self.result

@@ -191,10 +191,12 @@ def drafts_between(before: Counters | None, after: Counters | None) -> DraftsCou
     if before is None or after is None:
         return None
     b, a = before.values, after.values
-    if metrics.DRAFTED not in a or metrics.DRAFTED not in b:
+    # Both counters in both readings: one missing from a reading is not 0 (taken so, a page that showed the
+    # accepted counter only the second time counted every token accepted since the server started).
+    if any(name not in values for name in (metrics.DRAFTED, metrics.ACCEPTED) for values in (a, b)):
         return None
     drafted = a[metrics.DRAFTED] - b[metrics.DRAFTED]
-    accepted = a.get(metrics.ACCEPTED, 0.0) - b.get(metrics.ACCEPTED, 0.0)
+    accepted = a[metrics.ACCEPTED] - b[metrics.ACCEPTED]
     if drafted < 0 or not 0 <= accepted <= drafted:  # the server restarted in between: the counts say nothing
         return None
     return DraftsCounted(before.url, drafted, accepted, accepted / drafted if drafted else 0.0)

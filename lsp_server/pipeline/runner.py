@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import logging
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -184,6 +185,12 @@ class Runner:
             async with asyncio.TaskGroup() as group:
                 for index in range(len(self.items)):
                     group.create_task(self._one(index, slots))
+        except asyncio.CancelledError as exc:
+            # Python 3.11's TaskGroup raises a cancel from a frame that keeps it in a local: the error's
+            # traceback holds that frame, a cycle that kept this runner (every target's document) until a
+            # full collection. The frames it has left are done: their locals go.
+            traceback.clear_frames(exc.__traceback__)
+            raise
         finally:
             self.wall_ms = (time.perf_counter() - self.started) * 1000
             # The callbacks' owners hold this runner (a progress reads its live view): a cycle that

@@ -9,6 +9,7 @@ per request, the difference of its `/metrics` counters around the request.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -271,7 +272,10 @@ def test_parse_prometheus_sums_label_sets() -> None:
     assert after[metrics.ACCEPTED] - before[metrics.ACCEPTED] == 8
     assert after[metrics.DRAFTED] - before[metrics.DRAFTED] == 36
     assert after[metrics.FINISHED] - before[metrics.FINISHED] == 1  # summed over finished_reason labels
-    assert metrics.parse_prometheus("# only comments\n\nbad line here\nx NaN\n") == {}
+    assert metrics.parse_prometheus("# only comments\n\n") == {}
+    # A sample whose value is no number: the metric is on the page, its value not known (NaN, not dropped).
+    unknown = metrics.parse_prometheus("bad line here\nx NaN\ny 1\ny 2_0\n")
+    assert sorted(unknown) == ["bad", "x", "y"] and all(math.isnan(value) for value in unknown.values())
 
 
 def test_metrics_url_beside_a_vllm_backend() -> None:

@@ -358,10 +358,50 @@ async def test_counters_no_counter_can_have_say_nothing_of_speculation(
     assert moved is not None and (moved.drafted, moved.accepted) == (100.0, 60.0)
 
 
-async def test_check_on_counters_no_counter_can_have_says_it_does_not_know(
-    serve: Callable[[Answer], Awaitable[str]], tmp_path: Path, make_fake: Callable[..., FakeBackend]
+# A draft counter whose value is no number: before, its sample was dropped and the page read as one without
+# draft counters: "does not speculate" (check, the bench's header, the proposer probe, which did not ask).
+NO_NUMBER = ["NaN", "12abc", "1_000"]
+
+
+@pytest.mark.parametrize("value", NO_NUMBER)
+async def test_a_draft_counter_that_is_no_number_says_nothing_of_speculation(
+    serve: Callable[[Answer], Awaitable[str]], value: str
 ) -> None:
-    page = b"vllm:num_requests_running 0\nvllm:spec_decode_num_draft_tokens_total -5\n"
+    from lsp_server.backend.proposer_probe import probe_proposer
+    from lsp_server.bench.probes import describe_server, read_counters
+
+    page = f"vllm:num_requests_running 0\nvllm:spec_decode_num_draft_tokens_total {value}\n"
+    url = await serve(whole(page.encode()))
+    backend = BackendConfig(name="h", type="vllm", base_url=url + "/v1", model="local")
+    info = (await describe_server(backend)).to_dict()
+    assert info["speculative_decoding"].startswith("unknown"), info
+    assert "metrics_counters" not in info
+    assert await read_counters(backend) is None
+    asked: list[object] = []
+
+    async def send(request: object) -> Any:
+        asked.append(request)
+        raise ConnectionError("not answered here")
+
+    found = await probe_proposer(send, url + "/metrics")
+    assert asked and found.present is None, found  # asked, not told "does not speculate"
+
+
+async def test_an_accepted_counter_in_one_reading_only_counts_no_drafts() -> None:
+    from lsp_server.bench.probes import Counters, drafts_between
+
+    # Before: the missing reading counted as 0, and every token accepted since the server started was the bench's.
+    drafted_only = Counters("u", {metrics.DRAFTED: 900.0})
+    both = Counters("u", {metrics.DRAFTED: 1000.0, metrics.ACCEPTED: 60.0})
+    assert drafts_between(drafted_only, both) is None
+    assert drafts_between(both, Counters("u", {metrics.DRAFTED: 1100.0})) is None
+
+
+@pytest.mark.parametrize("value", ["-5", *NO_NUMBER])
+async def test_check_on_counters_no_counter_can_have_says_it_does_not_know(
+    serve: Callable[[Answer], Awaitable[str]], tmp_path: Path, make_fake: Callable[..., FakeBackend], value: str
+) -> None:
+    page = f"vllm:num_requests_running 0\nvllm:spec_decode_num_draft_tokens_total {value}\n".encode()
     url = await serve(whole(page))
     config = write_config(tmp_path, local={**backend_table(make_fake("vllm")), "metrics_url": url + "/metrics"})
     result = await asyncio.to_thread(run_cli, "check", config=config, cwd=tmp_path)
