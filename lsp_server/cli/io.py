@@ -3,6 +3,7 @@ source files they read, and the diffs they print (main.py for one refactor, batc
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import difflib
 import enum
@@ -44,15 +45,18 @@ def on_screen(command: Callable[[], int]) -> int:
     never obey it (text.on_terminal); a pipe or a file gets the code's own bytes: a patch must still
     apply. Ctrl-C ends as 130; a reader gone (`| head`) as 141, quietly, as for a tool SIGPIPE ends; a
     standard stream closed (`>&-`, `2>&-`) reads or writes nothing; one that cannot be written is said,
-    1; an unexpected error's traceback is shown spelt out like the rest, 1."""
+    1; an unexpected error's traceback is shown spelt out like the rest, 1. A pipe or a file gets UTF-8
+    whatever the locale says (`_utf8`); a terminal that cannot show a character gets it spelt out, and
+    the command says so once."""
     _closed_streams_opened()
     streams = sys.stdout, sys.stderr
     sys.stderr = Screen(sys.stderr)
-    if sys.stdout.isatty():
-        sys.stdout = Screen(sys.stdout)
+    sys.stdout = Screen(sys.stdout) if sys.stdout.isatty() else _utf8(sys.stdout)
     try:
         code = command()
         sys.stdout.flush()  # a reader gone shows here, where it is answered, not in the interpreter's last flush
+        if isinstance(sys.stdout, Screen) and sys.stdout.unshowable:
+            error(_unshowable(sys.stdout))
         return code
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
@@ -69,6 +73,24 @@ def on_screen(command: Callable[[], int]) -> int:
         return _crashed()
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def _utf8(stream: TextIO) -> TextIO:
+    """stdout on a pipe or a file, writing UTF-8: a diff is a patch of a UTF-8 file, whose lines must be
+    the file's own bytes to apply (in latin-1 a `café` is another byte, a `中` no byte at all, and the
+    output stopped there), and `--json` is UTF-8 (RFC 8259). The locale's encoding, or
+    PYTHONIOENCODING's, is for what a person reads: a terminal (Screen)."""
+    if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
+        stream.reconfigure(encoding="utf-8", errors=stream.errors)
+    return stream
+
+
+def _unshowable(screen: Screen) -> str:
+    return (
+        f"{count_of(screen.unshowable, 'character')} of the output could not be shown in this terminal's "
+        f"encoding ({screen.encoding}) and are spelt out as JSON spells them (\\uXXXX): set a UTF-8 locale "
+        "(LANG=C.UTF-8) or PYTHONIOENCODING=utf-8 to see them, or send stdout to a file or a pipe, which get UTF-8"
+    )
 
 
 def _crashed() -> int:
