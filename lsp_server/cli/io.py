@@ -10,6 +10,7 @@ import enum
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
 from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..files.safe_write import WriteRefused, writable_target
-from ..text import Screen, count_of
+from ..text import Screen, count_of, spell
 
 
 class Exit(enum.IntEnum):
@@ -157,6 +158,17 @@ def _closed(fd: int) -> bool:
 
 def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def print_json(value: object) -> None:
+    """`--json`'s one object on stdout, one line of UTF-8 JSON, whatever it quotes: a file name that is not
+    UTF-8 (`caf\\xe9.py`, read as a lone surrogate) is spelt `\\udce9`, which reads back as the same
+    name; written as it was, it was no UTF-8 (a byte 0xe9 that no JSON reader takes) or a traceback."""
+    text = json.dumps(value, ensure_ascii=False)
+    print(_SURROGATE.sub(lambda found: spell(found.group()), text))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # only ever lone in a str: a character past U+FFFF is one
 
 
 def write_refusal(paths: list[Path]) -> str | None:

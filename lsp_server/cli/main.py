@@ -206,12 +206,11 @@ def _usage_error(exc: UsageError, argv: list[str]) -> int:
     print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
     command = next((a for a in argv if a in ("refactor", "apply", "check", "bench", "serve")), None)
     if command in ("refactor", "apply") and "--json" in argv:
-        import json
-
         from ..pipeline.outcome import refused_json
+        from .io import print_json
 
         kind = "apply" if command == "apply" else "each" if "--each" in argv else "refactor"
-        print(json.dumps(refused_json(kind, "usage", str(exc)), ensure_ascii=False))
+        print_json(refused_json(kind, "usage", str(exc)))
     return Exit.USAGE
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -24,7 +23,17 @@ from ..config.schema import ConfigError, ScopeMode
 from ..files.safe_write import WriteRefused, write_file
 from ..text import count_of
 from .ask import Reviewer, reviewed
-from .io import Exit, error, load_cli_config, parse_lines, print_diff, read_source, read_stdin_text, write_refusal
+from .io import (
+    Exit,
+    error,
+    load_cli_config,
+    parse_lines,
+    print_diff,
+    print_json,
+    read_source,
+    read_stdin_text,
+    write_refusal,
+)
 
 if TYPE_CHECKING:
     from ..config.schema import Config
@@ -386,7 +395,7 @@ def _json_and_exit(
         one_file = files[0] if len(files) == 1 else None
         new_text = new_texts.get(one_file.path) if one_file is not None and ended.failure is None else None
         uri = str(one_file.path.resolve()) if one_file is not None else ""
-        print(json.dumps(ended.to_json(uri, new_text) | {"changes": changes}, ensure_ascii=False))
+        print_json(ended.to_json(uri, new_text) | {"changes": changes})
     return exit_code(ended)
 
 
@@ -414,5 +423,5 @@ def _refused(args: argparse.Namespace, kind: RequestKind, outcome: str, reason: 
 
     error(reason)
     if getattr(args, "json", False):
-        print(json.dumps(refused_json(kind, outcome, reason), ensure_ascii=False))
+        print_json(refused_json(kind, outcome, reason))
     return code

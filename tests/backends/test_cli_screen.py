@@ -245,3 +245,20 @@ def test_an_unexpected_error_is_shown_spelt_out_and_exits_1(project: dict[str, A
     assert done.stderr.startswith("Traceback (most recent call last):")
     assert done.stderr.endswith("RuntimeError: \\u001b]0;owned\\u0007 \\u202eevil\n")
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+
+
+def test_json_that_quotes_a_file_name_which_is_not_utf8_is_still_utf8_json(project: dict[str, Any]) -> None:
+    """A name read as a lone surrogate was written as the byte it was (no UTF-8: no JSON reader takes it)
+    or, under a strict stdout, a traceback; spelt `\\udce9`, it reads back as the same name."""
+    name = os.fsdecode(b"caf\xe9.py")
+    done = subprocess.run(
+        [*command_line(), "refactor", name, "-i", "more digits", "--json"],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    said = json.loads(done.stdout.decode("utf-8"))
+    assert said["outcome"] == "usage"
+    assert said["reason"] == f"cannot read {name}: No such file or directory"
