@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -45,13 +45,14 @@ def on_screen(command: Callable[[], int]) -> int:
     stderr always, and stdout when it is a terminal, show what a repository, a backend or a model wrote,
     never obey it (text.on_terminal); a pipe or a file gets the code's own bytes: a patch must still
     apply. Ctrl-C ends as 130; a reader gone (`| head`) as 141, quietly, as for a tool SIGPIPE ends; a
-    standard stream closed (`>&-`, `2>&-`) reads or writes nothing; one that cannot be written is said,
+    standard stream closed (`>&-`, `2>&-`) reads or writes nothing, as does stderr once its reader is gone
+    (`_Commentary`); one that cannot be written is said,
     1; an unexpected error's traceback is shown spelt out like the rest, 1. A pipe or a file gets UTF-8
     whatever the locale says (`_utf8`); a terminal that cannot show a character gets it spelt out, and
     the command says so once."""
     _closed_streams_opened()
     streams = sys.stdout, sys.stderr
-    sys.stderr = Screen(sys.stderr)
+    sys.stderr = _Commentary(sys.stderr)
     sys.stdout = Screen(sys.stdout) if sys.stdout.isatty() else _utf8(sys.stdout)
     try:
         code = command()
@@ -74,6 +75,34 @@ def on_screen(command: Callable[[], int]) -> int:
         return _crashed()
     finally:
         sys.stdout, sys.stderr = streams
+
+
+class _Commentary(Screen):
+    """stderr: what the command says as it goes (a line a definition, a bench's progress). Once its
+    reader is gone (`2>&1 >out.json | head -3`) it takes nothing more, and the work goes on: a run of
+    many definitions ended at that line, in an error of its own, with exit 1, no file written and no
+    `--json` (and one gone while they were written had written some). stdout is the output itself: a
+    reader gone from it ends the command (141)."""
+
+    def write(self, text: str) -> int:
+        with self._reader_gone_quietly():
+            super().write(text)
+        return len(text)
+
+    def frame(self, controls: str) -> None:
+        with self._reader_gone_quietly():
+            super().frame(controls)
+
+    def flush(self) -> None:
+        with self._reader_gone_quietly():
+            super().flush()
+
+    @contextlib.contextmanager
+    def _reader_gone_quietly(self) -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            _to_null(self.under)  # what the stream still buffers, and all that follows, goes nowhere
 
 
 def _utf8(stream: TextIO) -> TextIO:

@@ -262,3 +262,26 @@ def test_json_that_quotes_a_file_name_which_is_not_utf8_is_still_utf8_json(proje
     said = json.loads(done.stdout.decode("utf-8"))
     assert said["outcome"] == "usage"
     assert said["reason"] == f"cannot read {name}: No such file or directory"
+
+
+def test_a_reader_of_stderr_gone_takes_nothing_more_and_the_work_goes_on(project: dict[str, Any]) -> None:
+    """`2>&1 >out.json | head -1`: the line each definition ends with met a reader gone, in a task of the
+    run: an error of its own, exit 1, no file written, no `--json`. stderr is what the command says as it
+    goes; the files and the JSON are the work."""
+    names = [f"f{n}.py" for n in range(6)]
+    for n, name in enumerate(names):
+        (project["dir"] / name).write_text(f"def f{n}(x):\n    return x + {n}\n", encoding="utf-8")
+    child = subprocess.Popen(
+        [*command_line(), "refactor", *names, "--each", "definition", "-i", "rename x to y", "--write", "--json"],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stderr is not None and child.stdout is not None
+    child.stderr.close()  # gone before its first line
+    said = json.loads(child.stdout.read())
+    assert child.wait(timeout=60) == 0
+    assert said["outcome"] == "applied"
+    for n, name in enumerate(names):
+        assert (project["dir"] / name).read_text(encoding="utf-8") == f"def f{n}(y):\n    return y + {n}\n"
