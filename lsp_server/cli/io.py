@@ -45,8 +45,8 @@ def on_screen(command: Callable[[], int]) -> int:
     stderr always, and stdout when it is a terminal, show what a repository, a backend or a model wrote,
     never obey it (text.on_terminal); a pipe or a file gets the code's own bytes: a patch must still
     apply. Ctrl-C ends as 130; a reader gone (`| head`) as 141, quietly, as for a tool SIGPIPE ends; a
-    standard stream closed (`>&-`, `2>&-`) reads or writes nothing, as does stderr once its reader is gone
-    (`_Commentary`); one that cannot be written is said,
+    standard stream closed (`>&-`, `2>&-`) reads or writes nothing, as does stderr once it cannot be
+    written (`_Commentary`); a stdout that cannot be written is said,
     1; an unexpected error's traceback is shown spelt out like the rest, 1. A pipe or a file gets UTF-8
     whatever the locale says (`_utf8`); a terminal that cannot show a character gets it spelt out, and
     the command says so once."""
@@ -78,30 +78,31 @@ def on_screen(command: Callable[[], int]) -> int:
 
 
 class _Commentary(Screen):
-    """stderr: what the command says as it goes (a line a definition, a bench's progress). Once its
-    reader is gone (`2>&1 >out.json | head -3`) it takes nothing more, and the work goes on: a run of
-    many definitions ended at that line, in an error of its own, with exit 1, no file written and no
-    `--json` (and one gone while they were written had written some). stdout is the output itself: a
-    reader gone from it ends the command (141)."""
+    """stderr: what the command says as it goes (a line a definition, a bench's progress). Once it cannot
+    be written (its reader gone: `2>&1 >out.json | head -3`; a full disk: `2>/dev/full`; a descriptor
+    open for reading only) it takes nothing more, and the work goes on, as `cp` and `ls` go on: a run
+    of many definitions ended at that line, in an error of its own, with exit 1, no file written and no
+    `--json` (and one gone while they were written had written some); a bench lost what it measured.
+    stdout is the output itself: a reader gone from it ends the command (141)."""
 
     def write(self, text: str) -> int:
-        with self._reader_gone_quietly():
+        with self._unwritable_quietly():
             super().write(text)
         return len(text)
 
     def frame(self, controls: str) -> None:
-        with self._reader_gone_quietly():
+        with self._unwritable_quietly():
             super().frame(controls)
 
     def flush(self) -> None:
-        with self._reader_gone_quietly():
+        with self._unwritable_quietly():
             super().flush()
 
     @contextlib.contextmanager
-    def _reader_gone_quietly(self) -> Iterator[None]:
+    def _unwritable_quietly(self) -> Iterator[None]:
         try:
             yield
-        except BrokenPipeError:
+        except OSError:
             _to_null(self.under)  # what the stream still buffers, and all that follows, goes nowhere
 
 

@@ -285,3 +285,17 @@ def test_a_reader_of_stderr_gone_takes_nothing_more_and_the_work_goes_on(project
     assert said["outcome"] == "applied"
     for n, name in enumerate(names):
         assert (project["dir"] / name).read_text(encoding="utf-8") == f"def f{n}(y):\n    return y + {n}\n"
+
+
+def test_a_stderr_that_cannot_be_written_takes_nothing_and_the_work_goes_on(
+    project: dict[str, Any], fake_backend
+) -> None:
+    """`2>/dev/full` (no space left) or a stderr open for reading only: the first line said ended the
+    command, exit 1, saying nothing (it could not), no file written and no `--json`."""
+    for redirect in ("2>/dev/full", "2</dev/null"):
+        (project["dir"] / "area.py").write_text(SOURCE, encoding="utf-8")
+        fake_backend.enqueue(Reply(text=ANSWER))
+        done = in_bash(project, [*REFACTOR, "--write", "--json"], redirect)
+        assert done.returncode == 0, redirect
+        assert json.loads(done.stdout)["outcome"] == "applied", redirect
+        assert (project["dir"] / "area.py").read_text(encoding="utf-8") == ANSWER, redirect
