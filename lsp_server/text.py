@@ -13,6 +13,7 @@ owner of a document's `scope.ScopeCache` splits each version once and hands the 
 from __future__ import annotations
 
 import bisect
+import codecs
 import io
 import re
 from itertools import accumulate
@@ -80,9 +81,12 @@ _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\r": "\\r"}
 
 
 def _spelt(found: re.Match[str]) -> str:
+    return spell(found.group())
+
+
+def spell(char: str) -> str:
     """A character as JSON spells it in a string (`\\u001b`, `\\r`, a pair of surrogates past U+FFFF): a
     `--json` object on a terminal is still the same JSON once its controls are spelt out."""
-    char = found.group()
     if char in _SHORT_ESCAPES:
         return _SHORT_ESCAPES[char]
     code = ord(char)
@@ -101,20 +105,53 @@ def on_terminal(text: str) -> str:
 
 class Screen(io.TextIOBase):
     """A terminal's stream (the CLI's stderr, stdout when it is a terminal) that shows every control
-    character written to it as text (`on_terminal`). `frame` writes our own controls: a progress bar's `\\r`."""
+    character written to it as text (`on_terminal`), and every character its encoding cannot hold (a
+    latin-1 or ASCII terminal's 中) spelt out the same way: never a crash halfway through the output.
+    `unshowable` counts those, so the command can say so. `frame` writes our own controls: a progress
+    bar's `\\r`."""
 
     def __init__(self, under: TextIO) -> None:
         self.under = under
+        self.unshowable = 0
+        encoding = getattr(under, "encoding", None)
+        try:
+            self._narrow = encoding is not None and codecs.lookup(encoding).name != "utf-8"
+        except LookupError:
+            self._narrow = False  # a codec this Python lacks: left to the stream, as before
 
     def write(self, text: str) -> int:
-        self.under.write(on_terminal(text))
+        shown = on_terminal(text)
+        if self._narrow:
+            shown = self._showable(shown)
+        self.under.write(shown)
         return len(text)
+
+    def _showable(self, text: str) -> str:
+        encoding = self.under.encoding
+        try:
+            text.encode(encoding)
+        except UnicodeEncodeError:
+            pass
+        else:
+            return text
+        shown = []
+        for char in text:
+            try:
+                char.encode(encoding)
+            except UnicodeEncodeError:
+                self.unshowable += 1
+                char = spell(char)
+            shown.append(char)
+        return "".join(shown)
 
     def frame(self, controls: str) -> None:
         self.under.write(controls)
 
     def flush(self) -> None:
-        self.under.flush()
+        # Also called when this wrapper is collected, after the stream under it may have been closed
+        # (a test's captured stderr): that said "Exception ignored ... I/O operation on closed file".
+        if not self.under.closed:
+            self.under.flush()
 
     def isatty(self) -> bool:
         return self.under.isatty()

@@ -119,7 +119,10 @@ class Reviewer:
     def _answer(self) -> str:
         while True:
             print(f"Keep this change [{CHOICES}]? ", end="", file=self.write, flush=True)
-            line = self.read.readline()
+            try:
+                line = self.read.readline()
+            except UnicodeDecodeError:  # a byte the terminal's encoding does not hold: no choice, asked again
+                line = "?"
             if not line:  # the input ended: nothing more is kept
                 print("", file=self.write)
                 return "q"

@@ -130,8 +130,10 @@ async def _measure_and_show(
     finally:
         interrupt.remove()
         await engine.close()
-    sys.stdout.write(terminal(report))
+    # The files first: a reader of the table gone (`| head`) ends the command at the table (141), and
+    # the files asked for hold the minutes measured.
     written = [_write_report(path, render()) for path, render in _files(args, report, markdown)]
+    sys.stdout.write(terminal(report))
     if interrupt.happened:
         error(f"{report.meta.interrupted}; the table and the files written cover them")
         return _interrupted_exit(interrupt)

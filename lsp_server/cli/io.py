@@ -3,6 +3,7 @@ source files they read, and the diffs they print (main.py for one refactor, batc
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import difflib
 import enum
@@ -12,7 +13,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -20,7 +21,7 @@ from ..config.layers import editor_layer, user_layer
 from ..config.load import LoadedConfig, load_config
 from ..config.schema import WORKSPACE_FILE, ConfigError
 from ..files.safe_write import WriteRefused, writable_target
-from ..text import Screen, count_of
+from ..text import Screen, count_of, spell
 
 
 class Exit(enum.IntEnum):
@@ -44,16 +45,20 @@ def on_screen(command: Callable[[], int]) -> int:
     stderr always, and stdout when it is a terminal, show what a repository, a backend or a model wrote,
     never obey it (text.on_terminal); a pipe or a file gets the code's own bytes: a patch must still
     apply. Ctrl-C ends as 130; a reader gone (`| head`) as 141, quietly, as for a tool SIGPIPE ends; a
-    standard stream closed (`>&-`, `2>&-`) reads or writes nothing; one that cannot be written is said,
-    1; an unexpected error's traceback is shown spelt out like the rest, 1."""
+    standard stream closed (`>&-`, `2>&-`) reads or writes nothing, as does stderr once it cannot be
+    written (`_Commentary`); a stdout that cannot be written is said,
+    1; an unexpected error's traceback is shown spelt out like the rest, 1. A pipe or a file gets UTF-8
+    whatever the locale says (`_utf8`); a terminal that cannot show a character gets it spelt out, and
+    the command says so once."""
     _closed_streams_opened()
     streams = sys.stdout, sys.stderr
-    sys.stderr = Screen(sys.stderr)
-    if sys.stdout.isatty():
-        sys.stdout = Screen(sys.stdout)
+    sys.stderr = _Commentary(sys.stderr)
+    sys.stdout = Screen(sys.stdout) if sys.stdout.isatty() else _utf8(sys.stdout)
     try:
         code = command()
         sys.stdout.flush()  # a reader gone shows here, where it is answered, not in the interpreter's last flush
+        if isinstance(sys.stdout, Screen) and sys.stdout.unshowable:
+            error(_unshowable(sys.stdout))
         return code
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
@@ -70,6 +75,53 @@ def on_screen(command: Callable[[], int]) -> int:
         return _crashed()
     finally:
         sys.stdout, sys.stderr = streams
+
+
+class _Commentary(Screen):
+    """stderr: what the command says as it goes (a line a definition, a bench's progress). Once it cannot
+    be written (its reader gone: `2>&1 >out.json | head -3`; a full disk: `2>/dev/full`; a descriptor
+    open for reading only) it takes nothing more, and the work goes on, as `cp` and `ls` go on: a run
+    of many definitions ended at that line, in an error of its own, with exit 1, no file written and no
+    `--json` (and one gone while they were written had written some); a bench lost what it measured.
+    stdout is the output itself: a reader gone from it ends the command (141)."""
+
+    def write(self, text: str) -> int:
+        with self._unwritable_quietly():
+            super().write(text)
+        return len(text)
+
+    def frame(self, controls: str) -> None:
+        with self._unwritable_quietly():
+            super().frame(controls)
+
+    def flush(self) -> None:
+        with self._unwritable_quietly():
+            super().flush()
+
+    @contextlib.contextmanager
+    def _unwritable_quietly(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError:
+            _to_null(self.under)  # what the stream still buffers, and all that follows, goes nowhere
+
+
+def _utf8(stream: TextIO) -> TextIO:
+    """stdout on a pipe or a file, writing UTF-8: a diff is a patch of a UTF-8 file, whose lines must be
+    the file's own bytes to apply (in latin-1 a `café` is another byte, a `中` no byte at all, and the
+    output stopped there), and `--json` is UTF-8 (RFC 8259). The locale's encoding, or
+    PYTHONIOENCODING's, is for what a person reads: a terminal (Screen)."""
+    if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
+        stream.reconfigure(encoding="utf-8", errors=stream.errors)
+    return stream
+
+
+def _unshowable(screen: Screen) -> str:
+    return (
+        f"{count_of(screen.unshowable, 'character')} of the output could not be shown in this terminal's "
+        f"encoding ({screen.encoding}) and are spelt out as JSON spells them (\\uXXXX): set a UTF-8 locale "
+        "(LANG=C.UTF-8) or PYTHONIOENCODING=utf-8 to see them, or send stdout to a file or a pipe, which get UTF-8"
+    )
 
 
 def _crashed() -> int:
@@ -136,6 +188,17 @@ def _closed(fd: int) -> bool:
 
 def error(message: str) -> None:
     print(f"refactor-lsp: {message}", file=sys.stderr)
+
+
+def print_json(value: object) -> None:
+    """`--json`'s one object on stdout, one line of UTF-8 JSON, whatever it quotes: a file name that is not
+    UTF-8 (`caf\\xe9.py`, read as a lone surrogate) is spelt `\\udce9`, which reads back as the same
+    name; written as it was, it was no UTF-8 (a byte 0xe9 that no JSON reader takes) or a traceback."""
+    text = json.dumps(value, ensure_ascii=False)
+    print(_SURROGATE.sub(lambda found: spell(found.group()), text))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # only ever lone in a str: a character past U+FFFF is one
 
 
 def write_refusal(paths: list[Path]) -> str | None:
@@ -226,18 +289,6 @@ def read_stdin_text(max_chars: int, what: str, setting: str) -> str:
     if len(text) > max_chars:
         raise ValueError(over)
     return text
-
-
-# A lone surrogate: a file name the system gave as bytes that are not UTF-8 (surrogateescape).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def print_json(value: object) -> None:
-    """One `--json` object on stdout, as UTF-8 whatever the stream: a lone surrogate is written as the
-    JSON escape it decodes back from (`\\udcff`), never raw (a stream that takes only UTF-8 fails on it,
-    after a file was written; one that takes it writes the byte, which is no UTF-8 and no JSON)."""
-    text = json.dumps(value, ensure_ascii=False)
-    print(_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text))
 
 
 def print_diff(path: Path, text: str, new_text: str) -> None:

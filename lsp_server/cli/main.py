@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..config.schema import BackendConfig, Config, ConfigError
 from ..text import listed
 from .args import UsageError
-from .io import Exit, error, load_cli_config, on_screen, print_json
+from .io import Exit, error, load_cli_config, on_screen
 
 if TYPE_CHECKING:
     from ..backend.proposer_probe import ProposerFound
@@ -207,6 +207,7 @@ def _usage_error(exc: UsageError, argv: list[str]) -> int:
     command = next((a for a in argv if a in ("refactor", "apply", "check", "bench", "serve")), None)
     if command in ("refactor", "apply") and "--json" in argv:
         from ..pipeline.outcome import refused_json
+        from .io import print_json
 
         kind = "apply" if command == "apply" else "each" if "--each" in argv else "refactor"
         print_json(refused_json(kind, "usage", str(exc)))

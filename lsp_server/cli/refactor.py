@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.schema import ConfigError, ScopeMode
-from ..files.safe_write import WriteRefused, write_file
+from ..files.safe_write import WriteRefused, one_writer, write_file
 from ..text import count_of
 from .ask import Reviewer, reviewed
 from .io import (
@@ -333,10 +333,11 @@ def deliver(
             print_diff(file.path, file.text, new_text)
         return new_text, "edit", None
     try:
-        stale = _changed_on_disk(file)
-        if stale is not None:
-            return new_text, "stale", f"{stale}; nothing was written to it — run it again"
-        write_file(file.path, new_text.encode("utf-8"))
+        with one_writer(file.path):  # the check and the write one step: no other refactor-lsp writes between
+            stale = _changed_on_disk(file)
+            if stale is not None:
+                return new_text, "stale", f"{stale}; nothing was written to it — run it again"
+            write_file(file.path, new_text.encode("utf-8"))
     except WriteRefused as exc:
         return new_text, "error", str(exc)
     counted = f" ({count_of(len(indexes), 'definition')})" if count else ""

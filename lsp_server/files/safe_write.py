@@ -11,6 +11,8 @@
 - A symlink stays a link: the file it points to is the one rewritten.
 On any failure the file is left as it was and no temporary file stays behind (unless it holds the
 only copy of the old contents, which the message names). Everything raises WriteRefused.
+- `one_writer` holds a file against every other refactor-lsp that writes it, so that a check that
+  the file is still the one read and the write after it are one step.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -39,6 +43,29 @@ def writable_target(path: Path) -> tuple[Path, os.stat_result]:
     if not os.access(target, os.W_OK) or not status.st_mode & 0o222:
         raise WriteRefused(f"{path} is read-only; nothing was written (make it writable, or drop --write)")
     return target, status
+
+
+@contextlib.contextmanager
+def one_writer(path: Path) -> Iterator[None]:
+    """The file `path` names, held against every other refactor-lsp that writes it while the block runs
+    (an advisory lock, flock, on the file as it is now; an editor takes none). Two `--write`s that read
+    the same text both found it unchanged and both wrote, the later over the earlier, each saying
+    `wrote`; one after the other, the later finds the earlier's text and writes nothing. A file replaced
+    by a rename is another file: who waits on the old one reads the new one's text when it gets it."""
+    try:  # non-blocking: a FIFO put in its place must not hang the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        yield  # nothing to hold: the check reads it, and says why it cannot
+        return
+    try:
+        if sys.platform != "win32":
+            import fcntl
+
+            with contextlib.suppress(OSError):  # a file system without locks: as before, unheld
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_file(path: Path, data: bytes) -> None:

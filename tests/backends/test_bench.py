@@ -571,3 +571,23 @@ def test_a_report_file_that_cannot_be_written_is_said_before_anything_is_measure
             assert f"cannot write {folder / 'report'}: {folder} is not a folder" in done.stderr
             assert "nothing was measured" in done.stderr
         assert fake.requests == []
+
+
+def test_a_reader_of_the_table_gone_still_leaves_the_report_files(tmp_path: Path) -> None:
+    """`bench --json r.json | head -3`, the reader gone before the table: the table went first, exit 141,
+    and the files asked for were never written, the measurement lost."""
+    import subprocess
+    import sys
+
+    with FakeBackend("openai", step_s=STEP_S, draft_len=DRAFT_LEN, responder=corpus_responder) as fake:
+        config = write_config(tmp_path, fake=fake)
+        bench = subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "bench", "--config", str(config), "--task", SMALL_EDIT,
+             "--repeat", "1", "--json", "r.json", "--markdown", "r.md"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path,
+        )  # fmt: skip
+        assert bench.stdout is not None
+        bench.stdout.close()  # the reader gone before the table
+        assert bench.wait(timeout=120) == 141
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["runs"]
+    assert "js-fetch-add-timeout-option" in (tmp_path / "r.md").read_text(encoding="utf-8")

@@ -192,3 +192,33 @@ def test_a_file_name_that_is_not_utf8_is_refactored_written_and_reported_in_json
     assert report["outcome"] == "applied" and report["targets"][0]["file"] == str(source.resolve())
     assert "def foo(r):\n    return r * 2\n" in source.read_text(encoding="utf-8")
     assert "File: caf\\xff.py\n" in fake_backend.requests[-1]["messages"][1]["content"]
+
+
+def test_a_write_waits_for_another_refactor_lsp_writing_the_file_and_then_finds_its_edit(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """Two `--write`s on one file that read the same text: each checked the file unchanged, then wrote,
+    and in the moment between the two steps the later wrote over the earlier, both saying `wrote`, exit 0
+    (2 runs in 20 here). Another refactor-lsp between its check and its write holds the file (flock): this
+    one waits, then finds that one's edit, writes nothing, exit 5."""
+    import fcntl
+
+    source = project["source"]
+    theirs = SOURCE.replace("radius", "r")
+    fake_backend.enqueue(Reply(text=SOURCE[SOURCE.index("def ") :].replace("radius", "rad")))
+    held = os.open(source, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the other refactor-lsp, between its check and its write
+        child = _child(project, "refactor", str(source), "--at", "5", "-i", "x", "--json", "--write")
+        _in_flight(fake_backend, child)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=2)  # it waits; before, it wrote at once over what the other was writing
+        other = source.with_name(".theirs")
+        other.write_text(theirs, encoding="utf-8")
+        other.replace(source)  # the other's write, as safe_write makes one: a rename
+    finally:
+        os.close(held)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 5, err
+    assert json.loads(out)["outcome"] == "stale" and "changed while the refactor ran" in err.decode()
+    assert source.read_text(encoding="utf-8") == theirs

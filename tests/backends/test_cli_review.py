@@ -51,11 +51,13 @@ def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
     return {"dir": tmp_path, "source": source, "config": write_config(tmp_path, fake=fake_backend)}
 
 
-def on_terminal(project: dict[str, Any], answers: str, *args: str) -> tuple[int, str, str]:
+def on_terminal(
+    project: dict[str, Any], answers: str | bytes, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """The CLI with a pseudo-terminal as stdin, `answers` typed into it; (exit code, stdout, stderr)."""
     leader, follower = pty.openpty()
     try:
-        os.write(leader, answers.encode())
+        os.write(leader, answers if isinstance(answers, bytes) else answers.encode())
         done = subprocess.run(
             [sys.executable, "-m", "lsp_server", *args, "--config", str(project["config"])],
             stdin=follower,
@@ -63,7 +65,7 @@ def on_terminal(project: dict[str, Any], answers: str, *args: str) -> tuple[int,
             text=True,
             timeout=90,
             cwd=project["dir"],
-            env={**os.environ, "REFACTOR_LSP_CONFIG": str(project["config"])},
+            env={**os.environ, "REFACTOR_LSP_CONFIG": str(project["config"]), **(env or {})},
         )
     finally:
         os.close(follower)
@@ -119,6 +121,21 @@ def test_quit_keeps_nothing_and_writes_nothing(project: dict[str, Any], fake_bac
     assert code == 0, err
     assert err.count("Keep this change") == 1
     assert project["source"].read_text(encoding="utf-8") == SOURCE
+
+
+def test_an_answer_that_is_not_text_in_the_terminals_encoding_is_asked_again(
+    project: dict[str, Any], fake_backend
+) -> None:
+    """A byte UTF-8 does not hold (a latin-1 terminal's é, a paste) ended the review in a traceback, exit 1."""
+    fake_backend.enqueue(Reply(text=ANSWER))
+    code, _, err = on_terminal(
+        project, b"\xe9\ny\nn\nn\n", "refactor", "fetch.py", "--at", "6", "-i", "x", "--review", "--write",
+        env={"PYTHONIOENCODING": "utf-8"},  # a strict stdin, as under en_US.UTF-8
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert err.count("Keep this change") == 4 and "y - keep this change" in err
+    assert project["source"].read_text(encoding="utf-8") == SOURCE.replace("data = None", "data = {}")
 
 
 def test_review_without_a_terminal_is_refused_before_anything_is_sent(project: dict[str, Any], fake_backend) -> None:

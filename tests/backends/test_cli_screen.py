@@ -36,15 +36,18 @@ def project(tmp_path: Path, fake_backend: FakeBackend) -> dict[str, Any]:
     return {"dir": tmp_path, "config": write_config(tmp_path, fake=fake_backend)}
 
 
-def in_bash(project: dict[str, Any], args: list[str], redirect: str) -> subprocess.CompletedProcess[str]:
+def in_bash(
+    project: dict[str, Any], args: list[str], redirect: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`refactor-lsp ARGS REDIRECT` as bash runs it; the exit status is refactor-lsp's, not a pipe's reader's."""
     line = f'{shlex.join([*command_line(), *args])} {redirect}; exit "${{PIPESTATUS[0]}}"'
     return subprocess.run(
         ["bash", "-c", line],
         cwd=project["dir"],
-        env=cli_env(project["config"]),
+        env=cli_env(project["config"], env),
         capture_output=True,
         text=True,
+        errors="replace",  # stderr is in the encoding asked for (PYTHONIOENCODING)
         timeout=60,
     )
 
@@ -79,6 +82,74 @@ def test_json_on_a_terminal_is_the_same_json_as_on_a_pipe(project: dict[str, Any
     on_a_terminal = json.loads(shown.decode("utf-8"))
     assert on_a_terminal["new_text"] == on_a_pipe["new_text"]
     assert "# \x9b2J \u202eevil" in on_a_terminal["new_text"]
+
+
+WIDE = "def area(r):\n    return 3.14 * r * r  # café 中\n"
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_a_diff_on_a_pipe_is_the_files_own_utf8_whatever_the_encoding_asked(
+    project: dict[str, Any], fake_backend: FakeBackend, encoding: str
+) -> None:
+    """A stdout in another encoding got a diff of other bytes (café in latin-1: a patch that does not
+    apply) or one cut at the first 中 with a traceback, exit 1. A diff is the file's bytes; JSON is UTF-8."""
+    (project["dir"] / "area.py").write_text(WIDE, encoding="utf-8")
+    answer = WIDE.replace("3.14 ", "3.14159 ")
+    fake_backend.enqueue(Reply(text=answer), Reply(text=answer))
+    done = subprocess.run(
+        [*command_line(), *REFACTOR],
+        cwd=project["dir"],
+        env=cli_env(project["config"], {"PYTHONIOENCODING": encoding}),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.endswith(f"-{WIDE.splitlines()[1]}\n+{answer.splitlines()[1]}\n".encode())
+    subprocess.run(["patch", "-s", "area.py"], cwd=project["dir"], input=done.stdout, check=True, timeout=30)
+    assert (project["dir"] / "area.py").read_text(encoding="utf-8") == answer
+    (project["dir"] / "area.py").write_text(WIDE, encoding="utf-8")
+    as_json = in_bash(project, [*REFACTOR, "--json"], "", {"PYTHONIOENCODING": encoding})
+    assert json.loads(as_json.stdout)["new_text"] == answer
+
+
+def test_a_terminal_that_cannot_show_a_character_is_shown_it_spelt_out_and_told(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """A latin-1 terminal shows café as it is and 中 as \\u4e2d, to the end of the diff, and one line says
+    why and how to see it (it stopped at 中 with a traceback, exit 1)."""
+    (project["dir"] / "area.py").write_text(WIDE, encoding="utf-8")
+    fake_backend.enqueue(Reply(text=WIDE.replace("3.14 ", "3.14159 ")))
+    shown, err, code = on_a_terminal(project, REFACTOR, {"PYTHONIOENCODING": "latin-1"})
+    assert code == 0, err
+    assert (
+        shown.decode("latin-1")
+        .replace("\r\n", "\n")
+        .endswith("-    return 3.14 * r * r  # café \\u4e2d\n+    return 3.14159 * r * r  # café \\u4e2d\n")
+    )
+    assert "refactor-lsp: 2 characters of the output could not be shown in this terminal's encoding (iso8859-1)" in err
+
+
+def on_a_terminal(project: dict[str, Any], args: list[str], env: dict[str, str]) -> tuple[bytes, str, int]:
+    """What a terminal on stdout is sent by `refactor-lsp ARGS`, its stderr, its exit status."""
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [*command_line(), *args],
+            cwd=project["dir"],
+            env=cli_env(project["config"], env),
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+        )
+        os.close(follower)
+        shown = b""
+        while chunk := _read(leader):
+            shown += chunk
+        assert child.stderr is not None
+        err = child.stderr.read().decode("utf-8", "replace")
+        return shown, err, child.wait(timeout=60)
+    finally:
+        os.close(leader)
 
 
 def _read(fd: int) -> bytes:
@@ -174,3 +245,57 @@ def test_an_unexpected_error_is_shown_spelt_out_and_exits_1(project: dict[str, A
     assert done.stderr.startswith("Traceback (most recent call last):")
     assert done.stderr.endswith("RuntimeError: \\u001b]0;owned\\u0007 \\u202eevil\n")
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+
+
+def test_json_that_quotes_a_file_name_which_is_not_utf8_is_still_utf8_json(project: dict[str, Any]) -> None:
+    """A name read as a lone surrogate was written as the byte it was (no UTF-8: no JSON reader takes it)
+    or, under a strict stdout, a traceback; spelt `\\udce9`, it reads back as the same name."""
+    name = os.fsdecode(b"caf\xe9.py")
+    done = subprocess.run(
+        [*command_line(), "refactor", name, "-i", "more digits", "--json"],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    said = json.loads(done.stdout.decode("utf-8"))
+    assert said["outcome"] == "usage"
+    assert said["reason"] == f"cannot read {name}: No such file or directory"
+
+
+def test_a_reader_of_stderr_gone_takes_nothing_more_and_the_work_goes_on(project: dict[str, Any]) -> None:
+    """`2>&1 >out.json | head -1`: the line each definition ends with met a reader gone, in a task of the
+    run: an error of its own, exit 1, no file written, no `--json`. stderr is what the command says as it
+    goes; the files and the JSON are the work."""
+    names = [f"f{n}.py" for n in range(6)]
+    for n, name in enumerate(names):
+        (project["dir"] / name).write_text(f"def f{n}(x):\n    return x + {n}\n", encoding="utf-8")
+    child = subprocess.Popen(
+        [*command_line(), "refactor", *names, "--each", "definition", "-i", "rename x to y", "--write", "--json"],
+        cwd=project["dir"],
+        env=cli_env(project["config"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stderr is not None and child.stdout is not None
+    child.stderr.close()  # gone before its first line
+    said = json.loads(child.stdout.read())
+    assert child.wait(timeout=60) == 0
+    assert said["outcome"] == "applied"
+    for n, name in enumerate(names):
+        assert (project["dir"] / name).read_text(encoding="utf-8") == f"def f{n}(y):\n    return y + {n}\n"
+
+
+def test_a_stderr_that_cannot_be_written_takes_nothing_and_the_work_goes_on(
+    project: dict[str, Any], fake_backend
+) -> None:
+    """`2>/dev/full` (no space left) or a stderr open for reading only: the first line said ended the
+    command, exit 1, saying nothing (it could not), no file written and no `--json`."""
+    for redirect in ("2>/dev/full", "2</dev/null"):
+        (project["dir"] / "area.py").write_text(SOURCE, encoding="utf-8")
+        fake_backend.enqueue(Reply(text=ANSWER))
+        done = in_bash(project, [*REFACTOR, "--write", "--json"], redirect)
+        assert done.returncode == 0, redirect
+        assert json.loads(done.stdout)["outcome"] == "applied", redirect
+        assert (project["dir"] / "area.py").read_text(encoding="utf-8") == ANSWER, redirect

@@ -4,8 +4,10 @@ terminal shows carries no control a terminal obeys (text.on_terminal, the CLI's 
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import sys
 import unicodedata
 
 import pytest
@@ -89,3 +91,20 @@ def test_the_progress_bar_redraws_with_its_own_return_and_spells_out_a_task_name
     drawn = under.getvalue()
     assert drawn.startswith("\r[") and drawn.endswith("\r") and "\x1b" not in drawn
     assert r"task\u001b[2J (with prediction, #1)" in drawn
+
+
+def test_a_screen_collected_after_its_stream_closed_says_nothing() -> None:
+    """A screen outlives the stream under it (a test's captured stderr, closed first): collecting it
+    flushed that stream, "Exception ignored in: <Screen>: I/O operation on closed file"."""
+    ignored: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, ignored.append
+    try:
+        under = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # as a captured stderr is
+        screen = Screen(under)
+        screen.write("shown")
+        under.close()
+        del screen
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert ignored == []
