@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from ..stats.history import History
     from .edit import PartsOutcome
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 CANCELLED = "the refactor was cancelled"
@@ -131,6 +130,9 @@ class RequestJob:
         self.merge_with_model = merge_with_model  # a complete snippet is spliced as written unless this is set
         self.stop = threading.Event()  # a cancel, as a worker thread finding the targets sees it
         self.cancel_reason = ""
+        # The edit is on its way to the editor or in the document (and its preview's subset being checked):
+        # a user's cancel comes too late for it, and what became of the edit is what is reported.
+        self.edit_out = False
         self.pending: Pending | None = None  # a review offered to the plugin, not answered yet
         self.settings_read = asyncio.Event()  # the editor answered workspace/configuration (or never will)
         self.task: asyncio.Task[RefactorReply] | None = None
@@ -142,6 +144,12 @@ class RequestJob:
         return self.task
 
     def cancel(self, reason: str = CANCELLED) -> None:
+        """The user's cancel (the command, closing the document, the server ending): what is running ends
+        calmly, nothing applied; too late once the edit is out (`edit_out`). A session that ends cancels
+        the task itself."""
+        if self.edit_out:
+            log.info("a cancel came while the edit was on its way to the editor or in it: too late to stop it")
+            return
         self.cancel_reason = reason
         self.stop.set()
         if self.pending is not None:  # a review waiting for the plugin: dropped, nothing applied
@@ -268,9 +276,8 @@ class RequestJob:
             review = review_of(settled)
             applied = await self._apply(ran.request, settled, review, preview)
             outcomes = marked(settled, applied)
-            if preview and applied.outcome.applied:  # in the document now: a cancel comes too late
-                kept = self._kept_in_preview(ran, review, applied, outcomes)
-                settled, outcomes, applied = await _past_cancel(kept)
+            if preview and applied.outcome.applied:
+                settled, outcomes, applied = await self._kept_in_preview(ran, review, applied, outcomes)
         note = applied.outcome.message if applied is not None else None
         ended = end_request(
             ran.request, settled, outcomes, ran.wall_ms, ran.concurrency, self.host.history, lambda _: self.uri, note
@@ -365,10 +372,9 @@ class RequestJob:
             label = APPLY_LABEL
         else:
             label = LABEL if request.one else f"{LABEL}: {request.action}, each definition"
-        return await _past_cancel(
-            apply_parts(
-                self.host, self.uri, self.version, self.text, parts, preview, self.scope_cache, label, request.whole
-            )
+        self.edit_out = True  # for good: what became of it is what this job reports
+        return await apply_parts(
+            self.host, self.uri, self.version, self.text, parts, preview, self.scope_cache, label, request.whole
         )
 
     # -- reporting: one message, the stats notification, the reply ---------------------------------
@@ -430,18 +436,3 @@ def _status(ended: Ended, applied: PartsOutcome | None) -> tuple[RefactorStatus,
     if applied is not None and totals.count("stale") and not totals.count("refused", "error"):
         return RefactorStatus.STALE, types.MessageType.Warning
     return RefactorStatus.ERROR, types.MessageType.Error
-
-
-async def _past_cancel(work: Coroutine[Any, Any, T]) -> T:
-    """`work` run to its end whatever cancel comes (each one, however many): the edit is on its way to
-    the editor or in the document, so what the editor did, and what became of it, is what the user has
-    and what is reported, never "cancelled; nothing was applied"."""
-    running = asyncio.ensure_future(work)
-    while True:
-        try:
-            return await asyncio.shield(running)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            log.info("a cancel came while the edit was on its way to the editor or in it: too late to stop it")
