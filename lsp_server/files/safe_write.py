@@ -22,6 +22,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,27 +46,55 @@ def writable_target(path: Path) -> tuple[Path, os.stat_result]:
     return target, status
 
 
+LOCK_WAIT_S = 10.0  # ours holds a file for a check and a write (milliseconds); longer is someone else's
+
+
 @contextlib.contextmanager
-def one_writer(path: Path) -> Iterator[None]:
+def one_writer(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """The file `path` names, held against every other refactor-lsp that writes it while the block runs
     (an advisory lock, flock, on the file as it is now; an editor takes none). Two `--write`s that read
     the same text both found it unchanged and both wrote, the later over the earlier, each saying
     `wrote`; one after the other, the later finds the earlier's text and writes nothing. A file replaced
-    by a rename is another file: who waits on the old one reads the new one's text when it gets it."""
-    try:  # non-blocking: a FIFO put in its place must not hang the open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    by a rename is another file: who waits on the old one reads the new one's text when it gets it.
+    Only a regular file is opened (a device's open may act), and the wait is bounded: a lock held past
+    `wait_s` (another program's, for as long as it likes) is WriteRefused, nothing written."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        # non-blocking: a FIFO put in its place since must not hang the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if regular else -1
     except OSError:
-        yield  # nothing to hold: the check reads it, and says why it cannot
+        fd = -1
+    if fd < 0:
+        yield  # nothing to hold: the check reads it, and the write says why it cannot
         return
     try:
-        if sys.platform != "win32":
-            import fcntl
-
-            with contextlib.suppress(OSError):  # a file system without locks: as before, unheld
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        if not _held(fd, wait_s):
+            raise WriteRefused(
+                f"another program holds {path} (a lock) for over {wait_s:g} s; nothing was written to it — "
+                "run it again once that program is done"
+            )
         yield
     finally:
         os.close(fd)
+
+
+def _held(fd: int, wait_s: float) -> bool:
+    """The lock taken within `wait_s` (or none to take: Windows, a file system without locks)."""
+    if sys.platform == "win32":
+        return True
+    import fcntl
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)  # a Ctrl-C ends the wait at once (a blocking flock needed a second one)
+        except OSError:
+            return True  # a file system without locks: as before, unheld
 
 
 def write_file(path: Path, data: bytes) -> None:
