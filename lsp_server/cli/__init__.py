@@ -4,6 +4,7 @@
 - `args`: the subcommands, their options and help;
 - `io`: what the subcommands share (exit codes, error lines, the config near a file, the diffs printed);
 - `refactor`: `refactor`, `refactor --each definition` and `apply`, one command for every kind of request;
+- `write`: the files a run writes (each held against other writers first) or whose diff it prints;
 - `ask`: `--review`, each change asked about on a terminal;
 - `bench`: `bench`, the task corpus measured with and without prediction.
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..text import Screen, split_lines
-from .io import error
+from .io import error, interruptible
 
 if TYPE_CHECKING:
     from ..pipeline.outcome import Settled
@@ -74,7 +71,7 @@ class Reviewer:
         KeyboardInterrupt at once. Raises TerminalLost: answers given before a terminal went away are
         no decision about the rest, so nothing is kept."""
         try:
-            with _interruptible():
+            with interruptible():
                 return self._asked(review, settled)
         except OSError as exc:
             raise TerminalLost(
@@ -130,21 +127,6 @@ class Reviewer:
             if answer in ("y", "n", "a", "d", "q"):
                 return answer
             print(HELP, file=self.write, flush=True)
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Ctrl-C raises KeyboardInterrupt while the block runs. asyncio.run turns the first Ctrl-C into a
-    cancel of its task, which a question blocked reading the terminal never sees: the read went on, and
-    the answers given after it were written before the cancel landed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers belong to the main thread
-        return
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _diff(text: str, change: ReviewChange) -> str:

@@ -11,7 +11,9 @@ import io
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +39,22 @@ class Exit(enum.IntEnum):
     INTERRUPTED = 130  # Ctrl-C, what a shell reports for SIGINT
     TERMINATED = 143  # SIGTERM taken by `bench` (it keeps what it measured), what a shell reports for it
     PIPE = 141  # stdout closed before the output ended: what a shell reports for a tool SIGPIPE ended
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt while the block runs. asyncio.run turns the first Ctrl-C into a
+    cancel of its task, which code that waits without an await (a question blocked reading the terminal,
+    a wait for a file's lock) never sees: the wait went on, and what came after it was written before the
+    cancel landed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def on_screen(command: Callable[[], int]) -> int:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.schema import ConfigError, ScopeMode
-from ..files.safe_write import WriteRefused, one_writer, write_file
 from ..text import count_of
 from .ask import Reviewer, reviewed
 from .io import (
@@ -28,34 +27,23 @@ from .io import (
     error,
     load_cli_config,
     parse_lines,
-    print_diff,
     print_json,
     read_source,
     read_stdin_text,
     write_refusal,
 )
+from .write import File, deliver, held, identity
 
 if TYPE_CHECKING:
-    from ..config.schema import Config
     from ..pipeline.engine import Engine
-    from ..pipeline.outcome import Ended, Settled
+    from ..pipeline.outcome import Ended
     from ..pipeline.request import Request, RequestKind, Source
-    from ..pipeline.runner import Outcome, TargetOutcome
+    from ..pipeline.runner import TargetOutcome
     from ..stats.history import History
 
 
 class Usage(ValueError):
     """Bad usage, found before anything is sent: exit 2, and under --json one object that says so."""
-
-
-@dataclass(frozen=True)
-class File:
-    """A file the request reads: its path, its text as read, its config (the workspace file near it)."""
-
-    path: Path
-    text: str
-    config: Config
-    target: str  # the file the path named when it was read (through links): the one a write may change
 
 
 def request_kind(args: argparse.Namespace) -> RequestKind:
@@ -167,20 +155,10 @@ def _check_usage(args: argparse.Namespace, kind: RequestKind, paths: list[Path])
         raise Usage(f"--jobs must be 1 or more, not {args.jobs}")
     seen: dict[object, Path] = {}
     for path in paths:
-        first = seen.setdefault(_identity(path), path)
+        first = seen.setdefault(identity(path), path)
         if first is not path:
             same = "" if first == path else f" ({first} is the same file)"
             raise Usage(f"{path} is named twice{same}: each file is refactored once")
-
-
-def _identity(path: Path) -> object:
-    """What makes two names one file: its device and inode (hard links, symlinks, `./a.py` and `a.py`
-    alike); a name that cannot be looked at is compared by its resolved path (reading it says why)."""
-    try:
-        found = path.stat()
-    except OSError:
-        return path.resolve()
-    return found.st_dev, found.st_ino
 
 
 def _where(
@@ -296,69 +274,23 @@ async def _run(
     outcomes = list(settled.outcomes)
     new_texts: dict[Path, str] = {}
     by_document = settled.by_document()
-    for file in files:
-        indexes = by_document.get(str(file.path), [])
-        new_text, ended_as, reason = deliver(
-            file, settled, indexes, args.write, not args.json, request.kind != "refactor"
-        )
-        new_texts[file.path] = new_text
-        for index in indexes:
-            outcomes[index] = outcomes[index].ended(ended_as, reason)
+    with contextlib.ExitStack() as locks:
+        written = [file for file in files if by_document.get(str(file.path))] if args.write else []
+        refused = held(locks, written)
+        for file in files:
+            indexes = by_document.get(str(file.path), [])
+            new_text, ended_as, reason = deliver(
+                file, settled, indexes, args.write, not args.json, request.kind != "refactor", refused.get(file.path)
+            )
+            new_texts[file.path] = new_text
+            for index in indexes:
+                outcomes[index] = outcomes[index].ended(ended_as, reason)
 
     def uri_of(document: str) -> str:
         return str(Path(document).resolve())
 
     ended = end_request(request, settled, outcomes, run.wall_ms, run.concurrency, history, uri_of)
     return ended, new_texts, changes
-
-
-def deliver(
-    file: File, settled: Settled, indexes: list[int], write: bool, show: bool, count: bool
-) -> tuple[str, Outcome, str | None]:
-    """One file once its targets settled: its new text (the edits of `indexes`, together, on the text
-    every prompt carried), written (`write`: only when the file on disk is still that text; `count`: say
-    how many definitions) or its diff printed (`show`); and what became of those targets ("edit",
-    "applied", "stale", "error") and why."""
-    from ..formats.edits import apply_replacements
-
-    results = [settled.outcomes[i].result for i in indexes]
-    edits = sorted(
-        (e for result in results if result is not None for e in result.edits), key=lambda e: (e.start, e.end)
-    )
-    new_text = apply_replacements(file.text, edits)
-    if not indexes:
-        return new_text, "edit", None
-    if not write:
-        if show:
-            print_diff(file.path, file.text, new_text)
-        return new_text, "edit", None
-    try:
-        with one_writer(file.path):  # the check and the write one step: no other refactor-lsp writes between
-            stale = _changed_on_disk(file)
-            if stale is not None:
-                return new_text, "stale", f"{stale}; nothing was written to it — run it again"
-            write_file(file.path, new_text.encode("utf-8"))
-    except WriteRefused as exc:
-        return new_text, "error", str(exc)
-    counted = f" ({count_of(len(indexes), 'definition')})" if count else ""
-    print(f"wrote {file.path}{counted}", file=sys.stderr)
-    return new_text, "applied", None
-
-
-def _changed_on_disk(file: File) -> str | None:
-    """How the file on disk is no longer the one read, or None: its name now leads to another file (a link
-    put in its place, whose target a write would change though nothing of it was read), or its text
-    changed (into other text, or into something no longer read as text: gone, not UTF-8, over the limit)."""
-    now = os.path.realpath(file.path)
-    if now != file.target:
-        what = f"a link to {now}" if os.path.islink(file.path) else "a file of its own"
-        return f"{file.path} is now {what}, not the file read ({file.target}), since the refactor started"
-    try:
-        if read_source(file.path, file.config.refactor.max_file_chars) == file.text:
-            return None
-    except ValueError as exc:
-        return f"{file.path} changed while the refactor ran and can no longer be read as it was ({exc})"
-    return f"{file.path} changed while the refactor ran"
 
 
 def _report(

@@ -222,3 +222,32 @@ def test_a_write_waits_for_another_refactor_lsp_writing_the_file_and_then_finds_
     assert child.returncode == 5, err
     assert json.loads(out)["outcome"] == "stale" and "changed while the refactor ran" in err.decode()
     assert source.read_text(encoding="utf-8") == theirs
+
+
+def test_one_ctrl_c_while_waiting_for_the_files_lock_ends_it_at_once_nothing_written(
+    project: dict[str, Any], fake_backend: FakeBackend
+) -> None:
+    """asyncio's first Ctrl-C only cancels the run, and the wait for the lock has no await to see it: the
+    press did nothing, and once the other refactor-lsp let go the file was written ('wrote'), then exit
+    130 with no --json object. One press ends the wait: exit 130, the interrupted object, nothing written."""
+    import fcntl
+
+    source = project["source"]
+    for args in each_kind(project):
+        fake_backend.reset()
+        fake_backend.enqueue(Reply(text=SOURCE[SOURCE.index("def ") :].replace("radius", "rad")), *[Reply()] * 3)
+        held = os.open(source, os.O_RDONLY)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)  # another refactor-lsp, between its check and its write
+            child = _child(project, *args, "--json", "--write")
+            _in_flight(fake_backend, child)
+            with pytest.raises(subprocess.TimeoutExpired):
+                child.wait(timeout=2)  # waiting on the lock
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=5)  # the lock still held: the press alone ended it
+        finally:
+            os.close(held)
+        assert child.returncode == 130, (args, err)
+        assert json.loads(out)["outcome"] == "interrupted", args
+        assert "interrupted (Ctrl-C); nothing was written" in err.decode() and b"wrote" not in err, args
+        assert source.read_text(encoding="utf-8") == SOURCE, args
