@@ -19,7 +19,7 @@ from lsprotocol import types
 from ..formats.changes import Change
 from ..formats.edits import Replacement, apply_replacements, rebase_each, region_replacements
 from ..regions import ScopeCache
-from ..text import LineIndex, PositionEncoding, PositionMapper
+from ..text import LineIndex, PositionEncoding, PositionMapper, clip, on_terminal
 
 if TYPE_CHECKING:
     from ..pipeline.outcome import Settled
@@ -223,12 +223,19 @@ async def apply_parts(
         outcome = ApplyOutcome(None, "unconfirmed", "the edit was sent; the editor did not confirm it")
         return PartsOutcome(outcome, stale, sent_on=current_text)
     if not reply.applied:
-        reason = reply.failure_reason or "no reason given"
+        reason = _editors_words(reply.failure_reason or "no reason given")
         what = "the preview was dismissed" if sending.previewed else "the editor did not apply the edit"
         return PartsOutcome(ApplyOutcome(False, "rejected", f"{what} ({reason}); nothing changed"), stale)
     if not sending.previewed:
         return PartsOutcome(ApplyOutcome(True, "applied", note), stale, sent_on=current_text)
     return await _ticked(editor, uri, current_text, current_version, groups, stale, note)
+
+
+def _editors_words(reason: str) -> str:
+    """The editor's reason for a refusal (its `failureReason`, its error's message), as our one-line message
+    quotes it: on one line, its controls spelt out (`\\u001b`), cut to a readable length. It came as the
+    editor sent it: a 300 KB reason was a 300 KB message, escape sequences and a NUL in it."""
+    return clip(on_terminal(" ".join(reason.split())))
 
 
 async def _ticked(

@@ -392,3 +392,30 @@ async def test_cancel_sent_right_after_the_request(editor: Editor, backend: Fake
     result = await asyncio.wait_for(task, 5)
     assert result["status"] == "cancelled"
     assert editor.buffers[uri] == PY_SOURCE
+
+
+async def test_the_editors_reason_for_a_refusal_is_quoted_bounded_on_one_line_its_controls_spelt_out(
+    editor: Editor, backend: FakeBackend
+):
+    """A `failureReason` is the editor's own text: a 300 KB one was a 300 KB message and reply, its escape
+    sequences, line breaks and NUL sent to be shown as they were. `applied: true` with keys of its own is
+    still applied."""
+    uri = editor.open(WORKSPACE / "refused_reason.py", PY_SOURCE)
+    arguments = {"uri": uri, "range": editor.cursor_at(uri, "data = open"), "instruction": "rename data to content"}
+    editor.answer_next_edit = {
+        "applied": False,
+        "failureReason": "\x1b[2J\r\nread-only\u202e\x00 [fix](command:x.y)\n" + "a" * 300_000,
+        "failedChange": 0,
+    }
+    result = await editor.execute("refactorLsp.refactor", {**arguments, "wait": True})
+    assert result["status"] == "rejected"
+    told = [m for m in editor.messages() if "did not apply the edit" in m]
+    for message in (result["message"], *told):
+        assert len(message) < 600, len(message)
+        assert "(\\u001b[2J read-only\\u202e\\u0000 [fix] (command:x.y) aaa" in message, message
+        assert "…); nothing changed" in message and not any(ord(c) < 32 for c in message), message
+    assert len(told) == 1 and editor.buffers[uri] == PY_SOURCE
+    editor.clear()
+    editor.answer_next_edit = {"applied": True, "failedChange": 0, "failureReason": "x", "more": [1] * 1000}
+    result = await editor.execute("refactorLsp.refactor", {**arguments, "wait": True})
+    assert result["status"] == "applied", result
