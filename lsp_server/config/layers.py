@@ -21,13 +21,18 @@ def _snake(key: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
 
 
+# Tables keyed by a name the user chose, not by a setting: a backend's, an HTTP header's (`X-Api-Key` sent as
+# `x_api_key` is another header, one many proxies drop), a languageId (`objective-c`). Kept as written.
+_NAMED = ("backends", "headers", "checkers")
+
+
 def _snake_keys(value: Any) -> Any:
-    """Editors send camelCase (VS Code) or snake_case (Neovim); backend names are kept as written."""
+    """Editors send camelCase (VS Code) or snake_case (Neovim); the names in `_NAMED` tables are kept as written."""
     if isinstance(value, Mapping):
         return {
             _snake(k): (
                 {name: _snake_keys(b) for name, b in v.items()}
-                if _snake(k) == "backends" and isinstance(v, Mapping)
+                if _snake(k) in _NAMED and isinstance(v, Mapping)
                 else _snake_keys(v)
             )
             for k, v in value.items()

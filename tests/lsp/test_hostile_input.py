@@ -199,3 +199,16 @@ def test_a_body_that_is_not_json_is_one_line_in_the_editors_log(verbose: list[st
             assert all("Traceback" not in line and "\n" not in line for line in logged), logged
     finally:
         pipe.close()
+
+
+async def test_header_names_in_editor_settings_reach_the_backend_as_written(backend: FakeBackend):
+    """Editor settings' keys are snake_cased (`maxTokens`), but a header's name is the user's: `X-Api-Key`
+    was sent as `x_api_key` (another header, one many proxies drop), `HTTP-Referer` as `http_referer`."""
+    headers = {"X-Api-Key": "k-123", "HTTP-Referer": "https://example.org", "XTitle": "t"}
+    editor = await start_session(SETUP, WORKSPACE, editor_settings(backend, keys={"headers": headers}))
+    _, result = await refactor(editor, "headers.py")
+    assert result["status"] == "applied", result
+    seen = backend.headers_seen[-1]
+    assert [seen.get(name) for name in ("x-api-key", "http-referer", "xtitle")] == list(headers.values()), seen
+    assert not any("_" in name for name in seen), seen
+    await stop(editor.client)
