@@ -323,7 +323,18 @@ def _check_headers(headers: Mapping[str, str], key: str, source: Callable[[str],
     for name, value in headers.items():
         where = f"{key}.headers"
         if not _HEADER_NAME.fullmatch(name):
-            raise ConfigError(source(where), where, f"has a header name HTTP cannot send: {name!r}")
+            # Quoted only up to where it goes wrong: a pasted `Authorization: Bearer sk-...` is no name.
+            if not name:
+                raise ConfigError(source(where), where, "has an empty header name")
+            valid = _HEADER_NAME.match(name)
+            good = len(valid.group()) if valid else 0  # < len(name): it is no name
+            shown = repr(name[:good]) if good <= 40 else repr(name[:40])[:-1] + "…'"
+            char = f"U+{ord(name[good]):04X}"
+            raise ConfigError(
+                source(where),
+                where,
+                f"has a header name HTTP cannot send ({char} at position {good + 1}, after {shown})",
+            )
         found = _NOT_IN_A_HEADER_VALUE.search(value)
         if found is not None:
             char = f"U+{ord(found.group()):04X}"

@@ -55,27 +55,47 @@ def one_writer(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     (an advisory lock, flock, on the file as it is now; an editor takes none). Two `--write`s that read
     the same text both found it unchanged and both wrote, the later over the earlier, each saying
     `wrote`; one after the other, the later finds the earlier's text and writes nothing. A file replaced
-    by a rename is another file: who waits on the old one reads the new one's text when it gets it.
+    by a rename while we waited is another file: its lock is the one taken (the old one's held nothing).
     Only a regular file is opened (a device's open may act), and the wait is bounded: a lock held past
     `wait_s` (another program's, for as long as it likes) is WriteRefused, nothing written."""
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-        # non-blocking: a FIFO put in its place since must not hang the open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if regular else -1
-    except OSError:
-        fd = -1
-    if fd < 0:
-        yield  # nothing to hold: the check reads it, and the write says why it cannot
-        return
-    try:
-        if not _held(fd, wait_s):
+    deadline = time.monotonic() + wait_s
+    while True:
+        fd = _open_regular(path)
+        if fd < 0:
+            yield  # nothing to hold: the check reads it, and the write says why it cannot
+            return
+        if not _held(fd, max(deadline - time.monotonic(), 0.0)):
+            os.close(fd)
             raise WriteRefused(
                 f"another program holds {path} (a lock) for over {wait_s:g} s; nothing was written to it — "
                 "run it again once that program is done"
             )
+        if _same_file(path, fd):
+            break
+        os.close(fd)  # replaced (a rename) while we waited: the lock to hold is the new file's
+    try:
         yield
     finally:
         os.close(fd)
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor on the regular file `path` names, -1 for anything else (a device's open may act; a
+    FIFO's would wait for a writer: non-blocking)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return -1
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return -1
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        now, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return True  # gone: the check after finds it so and says so
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _held(fd: int, wait_s: float) -> bool:

@@ -505,7 +505,13 @@ def test_a_preset_whose_removes_code_is_not_a_boolean_is_named() -> None:
     [
         ({"Authorization": "Bearer caf\u00e9-s3cr3t"}, "backends.b.headers.Authorization", "U+00E9 at position 11"),
         ({"X-Team": "tools\r\nX-Evil: s3cr3t"}, "backends.b.headers.X-Team", "U+000D at position 6"),
-        ({"X Team": "s3cr3t"}, "backends.b.headers", "a header name HTTP cannot send: 'X Team'"),
+        (
+            {"X Team": "s3cr3t"},
+            "backends.b.headers",
+            "a header name HTTP cannot send (U+0020 at position 2, after 'X')",
+        ),
+        ({"Authorization: Bearer s3cr3t": "x"}, "backends.b.headers", "(U+003A at position 14, after 'Authorization')"),
+        ({"": "s3cr3t"}, "backends.b.headers", "has an empty header name"),
         ({"X-Key": "s3cr3t", "X-Port": 8080}, "backends.b.headers", "must be a table of strings ('X-Port' is int)"),
     ],
 )

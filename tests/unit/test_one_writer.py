@@ -58,3 +58,35 @@ def test_what_is_not_a_regular_file_is_not_opened_to_be_locked(tmp_path: Path) -
     worker.start()
     worker.join(5)
     assert done == [True]
+
+
+def test_a_file_replaced_while_waiting_is_held_by_its_new_lock(tmp_path: Path) -> None:
+    """The file was renamed over while this one waited on the old one's lock: holding that lock holds
+    nothing, another refactor-lsp could take the new file's and write between this one's check and write."""
+    path = tmp_path / "replaced.py"
+    path.write_text("x = 1\n", encoding="utf-8")
+    old = os.open(path, os.O_RDONLY)
+    fcntl.flock(old, fcntl.LOCK_EX)
+    inside, leave = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with one_writer(path, wait_s=5):
+            inside.set()
+            leave.wait(5)
+
+    worker = threading.Thread(target=write, daemon=True)
+    worker.start()
+    time.sleep(0.1)  # it waits on the old file's lock
+    new = tmp_path / ".replaced.new"
+    new.write_text("x = 2\n", encoding="utf-8")
+    new.replace(path)
+    os.close(old)  # the old file's holder done
+    assert inside.wait(5)
+    probe = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the new file is held
+    finally:
+        os.close(probe)
+        leave.set()
+        worker.join(5)
