@@ -9,6 +9,7 @@ import difflib
 import enum
 import io
 import json
+import locale
 import os
 import re
 import signal
@@ -66,12 +67,12 @@ def on_screen(command: Callable[[], int]) -> int:
     standard stream closed (`>&-`, `2>&-`) reads or writes nothing, as does stderr once it cannot be
     written (`_Commentary`); a stdout that cannot be written is said,
     1; an unexpected error's traceback is shown spelt out like the rest, 1. A pipe or a file gets UTF-8
-    whatever the locale says (`_utf8`); a terminal that cannot show a character gets it spelt out, and
-    the command says so once."""
+    whatever the locale says, stderr as stdout (`_for_reader`); a terminal that cannot show a character
+    gets it spelt out, and the command says so once."""
     _closed_streams_opened()
     streams = sys.stdout, sys.stderr
-    sys.stderr = _Commentary(sys.stderr)
-    sys.stdout = Screen(sys.stdout) if sys.stdout.isatty() else _utf8(sys.stdout)
+    sys.stderr = _Commentary(_for_reader(sys.stderr))
+    sys.stdout = Screen(_for_reader(sys.stdout)) if sys.stdout.isatty() else _for_reader(sys.stdout)
     try:
         code = command()
         sys.stdout.flush()  # a reader gone shows here, where it is answered, not in the interpreter's last flush
@@ -124,14 +125,31 @@ class _Commentary(Screen):
             _to_null(self.under)  # what the stream still buffers, and all that follows, goes nowhere
 
 
-def _utf8(stream: TextIO) -> TextIO:
-    """stdout on a pipe or a file, writing UTF-8: a diff is a patch of a UTF-8 file, whose lines must be
-    the file's own bytes to apply (in latin-1 a `café` is another byte, a `中` no byte at all, and the
-    output stopped there), and `--json` is UTF-8 (RFC 8259). The locale's encoding, or
-    PYTHONIOENCODING's, is for what a person reads: a terminal (Screen)."""
-    if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
-        stream.reconfigure(encoding="utf-8", errors=stream.errors)
+def _for_reader(stream: TextIO) -> TextIO:
+    """A standard stream writing in an encoding its reader takes. A pipe or a file gets UTF-8: a diff is
+    a patch of a UTF-8 file, whose lines must be the file's own bytes to apply (in latin-1 a `café` is
+    another byte, a `中` no byte at all, and the output stopped there), `--json` is UTF-8 (RFC 8259), and
+    stderr alike, for `2>&1` makes one stream of the two (a latin-1 stderr's `·` in a UTF-8 diff was
+    neither). The locale's encoding, or PYTHONIOENCODING's, is for what a person reads: a terminal
+    (Screen); but not one that writes ASCII as other bytes (UTF-16's NUL after each letter, UTF-8-sig's
+    byte-order mark), which no terminal reads: it gets the locale's own, or UTF-8."""
+    if not isinstance(stream, io.TextIOWrapper):
+        return stream  # no encoding of its own (a test's buffer)
+    wanted = "utf-8"
+    if stream.isatty():
+        if _ascii_as_ascii(stream.encoding):
+            return stream
+        wanted = locale.getencoding() if _ascii_as_ascii(locale.getencoding()) else "utf-8"
+    if codecs.lookup(stream.encoding).name != codecs.lookup(wanted).name:
+        stream.reconfigure(encoding=wanted, errors=stream.errors)
     return stream
+
+
+def _ascii_as_ascii(encoding: str) -> bool:
+    try:
+        return "\n~ a".encode(encoding) == b"\n~ a"
+    except LookupError:
+        return False
 
 
 def _unshowable(screen: Screen) -> str:

@@ -47,7 +47,7 @@ def in_bash(
         env=cli_env(project["config"], env),
         capture_output=True,
         text=True,
-        errors="replace",  # stderr is in the encoding asked for (PYTHONIOENCODING)
+        errors="replace",  # a terminal's encoding is not UTF-8: a test may ask for one
         timeout=60,
     )
 
@@ -127,6 +127,46 @@ def test_a_terminal_that_cannot_show_a_character_is_shown_it_spelt_out_and_told(
         .endswith("-    return 3.14 * r * r  # café \\u4e2d\n+    return 3.14159 * r * r  # café \\u4e2d\n")
     )
     assert "refactor-lsp: 2 characters of the output could not be shown in this terminal's encoding (iso8859-1)" in err
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_stderr_in_the_same_pipe_as_the_diff_is_utf8_too(
+    project: dict[str, Any], fake_backend: FakeBackend, encoding: str
+) -> None:
+    """`2>&1 | less`, `> log 2>&1`: one stream of both. stderr kept the encoding asked for, so the speed
+    line's `·` was a latin-1 byte (or UTF-16, a NUL after each letter) among the diff's UTF-8: the whole
+    was no encoding at all. Now all of it is UTF-8, and the diff in it still applies."""
+    (project["dir"] / "area.py").write_text(WIDE, encoding="utf-8")
+    answer = WIDE.replace("3.14 ", "3.14159 ")
+    fake_backend.enqueue(Reply(text=answer))
+    done = subprocess.run(
+        [*command_line(), *REFACTOR],
+        cwd=project["dir"],
+        env=cli_env(project["config"], {"PYTHONIOENCODING": encoding}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    both = done.stdout.decode("utf-8")  # raised on the latin-1 · (0xb7) and on UTF-16's bytes
+    diff, _, speed = both.partition("\nrefactor ")
+    assert " tok · " in speed
+    subprocess.run(["patch", "-s", "area.py"], cwd=project["dir"], input=f"{diff}\n".encode(), check=True, timeout=30)
+    assert (project["dir"] / "area.py").read_text(encoding="utf-8") == answer
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_a_terminal_is_never_sent_an_encoding_no_terminal_reads(
+    project: dict[str, Any], fake_backend: FakeBackend, encoding: str
+) -> None:
+    """PYTHONIOENCODING=utf-16 sent the terminal a NUL after every letter, utf-8-sig a byte-order mark (a
+    control a terminal shows as nothing): it gets the locale's encoding (here UTF-8) instead."""
+    (project["dir"] / "area.py").write_text(WIDE, encoding="utf-8")
+    fake_backend.enqueue(Reply(text=WIDE.replace("3.14 ", "3.14159 ")))
+    shown, err, code = on_a_terminal(project, REFACTOR, {"PYTHONIOENCODING": encoding})
+    assert code == 0, err
+    assert b"\x00" not in shown and "\ufeff".encode() not in shown
+    assert "+    return 3.14159 * r * r  # café 中\r\n".encode() in shown
 
 
 def on_a_terminal(project: dict[str, Any], args: list[str], env: dict[str, str]) -> tuple[bytes, str, int]:
