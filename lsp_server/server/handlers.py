@@ -181,10 +181,10 @@ async def cancel_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
     if uri is not None and not isinstance(uri, str):
         # Read as "no document", it would cancel every refactor: a wrong type is refused by name.
         raise JsonRpcInvalidParams("refactorLsp.cancel takes {uri} (a string), a URI or nothing; `uri` is not a string")
-    count = ls.cancel(uri)
-    if count == 0:
+    count, too_late = ls.cancel(uri)  # a too-late one is told by its job, and counts as none cancelled
+    if count == 0 and too_late == 0:
         ls.tell("no refactor is running" + (" on this file" if uri else ""))
-    return {"cancelled": count}
+    return {"cancelled": count, "tooLate": too_late}
 
 
 @server.command(SHOW_STATS_COMMAND)
@@ -219,7 +219,7 @@ def show_stats_command(ls: RefactorServer, *arguments: Any) -> dict[str, Any]:
 async def on_shutdown(ls: RefactorServer, params: None) -> None:
     log.debug("at shutdown, the session keeps %s", ls.bookkeeping())
     ls.shutdown_requested = True
-    ls.cancel(None, "the server is shutting down")
+    ls.cancel(None, "the server is shutting down", session_ends=True)
     tasks = [job.task for job in ls.jobs.values() if job.task is not None] + list(ls.background)
     for task in tasks:
         task.cancel()
@@ -234,7 +234,7 @@ def on_exit(ls: RefactorServer, params: None) -> None:
     """End now, as the LSP spec says: 0 after `shutdown`, else 1. Streams still running end with the
     process (their connections close), so no billed tokens keep coming; nothing waits for them."""
     for job in ls.jobs.values():
-        job.cancel("the server is exiting")
+        job.cancel("the server is exiting", session_ends=True)
     for handler in logging.getLogger("lsp_server").handlers:
         with contextlib.suppress(Exception):
             handler.flush()

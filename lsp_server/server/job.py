@@ -143,23 +143,31 @@ class RequestJob:
         self.task.add_done_callback(lambda t: self.cancelled() if t.cancelled() else None)
         return self.task
 
-    def cancel(self, reason: str = CANCELLED) -> None:
-        """The user's cancel (the command, closing the document, the server ending): what is running ends
-        calmly, nothing applied; too late once the edit is out (`edit_out`). A session that ends cancels
-        the task itself."""
+    def cancel(self, reason: str = CANCELLED, session_ends: bool = False) -> bool:
+        """The user's cancel (the command, the progress's Cancel, closing the document, the server ending):
+        what is running ends calmly, nothing applied, True. Once the edit is out (`edit_out`) it is too
+        late, False: the user is told so (the edit's outcome follows), never that it was cancelled. A
+        session that ends cancels the task itself; its reason is kept for what the job then says."""
+        self.cancel_reason = reason
         if self.edit_out:
             log.info("a cancel came while the edit was on its way to the editor or in it: too late to stop it")
-            return
-        self.cancel_reason = reason
+            if not session_ends:  # the session's end cancels the task: that says what became of the edit
+                self.host.tell(
+                    f"too late to cancel: {NAMED[self.kind]}'s edit is already with the editor; its outcome follows"
+                )
+            return False
         self.stop.set()
         if self.pending is not None:  # a review waiting for the plugin: dropped, nothing applied
             self.pending = None
             self.cancelled()
         elif self.task is not None:
             self.task.cancel()
+        return True
 
     def cancel_message(self) -> str:
         reason = self.cancel_reason if self.cancel_reason not in ("", CANCELLED) else CANCELLED_KIND[self.kind]
+        if self.edit_out:  # the session ended while the editor had the edit: what it did is not known here
+            return f"{reason}; its edit had already gone to the editor, which may have applied it: check the document"
         return f"{reason}; nothing was applied" + ("" if self.kind == "refactor" else ", the document is as it was")
 
     def cancelled(self) -> str:

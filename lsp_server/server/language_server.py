@@ -440,10 +440,12 @@ class RefactorServer(LanguageServer):
         if self.jobs.get(uri) is job and done and job.pending is None:
             self.jobs.pop(uri, None)
 
-    def cancel(self, uri: str | None, reason: str = CANCELLED) -> int:
-        """Cancel the refactor of `uri` (None: every one); how many were running."""
+    def cancel(self, uri: str | None, reason: str = CANCELLED, session_ends: bool = False) -> tuple[int, int]:
+        """Cancel the refactor of `uri` (None: every one); how many were stopped, and how many came too
+        late (their edit already with the editor: they run to their end, job.cancel)."""
         jobs = [job for job in self.jobs.values() if uri is None or job.uri == uri]
+        stopped = 0
         for job in jobs:
-            job.cancel(reason)
+            stopped += job.cancel(reason, session_ends)
             self._release(job.uri, job)  # a review held open ends here; a running job once its task does
-        return len(jobs)
+        return stopped, len(jobs) - stopped

@@ -54,7 +54,7 @@ class ProgressReporter:
     the editor's progress notification calls `on_cancel` with the reason."""
 
     def __init__(
-        self, server: ProgressClient, uri: str, title: str, backend: str, on_cancel: Callable[[str], None]
+        self, server: ProgressClient, uri: str, title: str, backend: str, on_cancel: Callable[[str], object]
     ) -> None:
         self.server = server
         self.uri = uri
@@ -153,7 +153,7 @@ class BatchProgress(ProgressReporter):
         uri: str,
         title: str,
         backend: str,
-        on_cancel: Callable[[str], None],
+        on_cancel: Callable[[str], object],
         run: Runner,
     ) -> None:
         super().__init__(server, uri, title, backend, on_cancel)
@@ -217,7 +217,7 @@ def progress_for(
     request: Request,
     run: Runner,
     backend: str,
-    on_cancel: Callable[[str], None],
+    on_cancel: Callable[[str], object],
     config: Config,
 ) -> ProgressReporter:
     """One refactor's progress (its characters and rate), or several targets' (`k of N done`), fed by

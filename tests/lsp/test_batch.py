@@ -166,7 +166,7 @@ async def test_cancel_applies_nothing(editor: Editor, backend: FakeBackend):
     uri = editor.open(WORKSPACE / "cancelled.py", SOURCE)
     task = asyncio.create_task(editor.execute("refactorLsp.refactorEach", each(uri, targets="file")))
     await until(lambda: backend.active_streams >= 2)
-    assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1}
+    assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1, "tooLate": 0}
     reply = await asyncio.wait_for(task, 10)
     assert reply["status"] == "cancelled"
     assert reply["message"] == "the batch was cancelled; nothing was applied, the document is as it was"

@@ -170,7 +170,7 @@ async def test_cancel_drops_an_open_review_and_frees_the_document(editor: Editor
     uri = editor.open(WORKSPACE / "cancel-review.py", SOURCE)
     backend.enqueue(Reply(text=ANSWER))
     offer = await editor.execute("refactorLsp.refactor", ask(editor, uri, review="changes"))
-    assert (await editor.execute("refactorLsp.cancel", {"uri": uri})) == {"cancelled": 1}
+    assert (await editor.execute("refactorLsp.cancel", {"uri": uri})) == {"cancelled": 1, "tooLate": 0}
     assert any("nothing was applied" in m for m in editor.messages())
     dropped = await editor.execute(
         "refactorLsp.applyChanges", {"uri": uri, "review": offer["review"]["id"], "keep": [1]}

@@ -216,7 +216,7 @@ async def test_cancel_command(editor: Editor, backend: FakeBackend):
     backend.enqueue(Reply(stall_after_chars=0, stall_s=10.0))
     task = editor.start_refactor(uri, "data = open", "rename data to content")
     await until(lambda: backend.requests)
-    assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1}
+    assert await editor.execute("refactorLsp.cancel", {"uri": uri}) == {"cancelled": 1, "tooLate": 0}
     result = await asyncio.wait_for(task, 5)
     assert result["status"] == "cancelled"
     assert editor.buffers[uri] == PY_SOURCE
@@ -388,7 +388,7 @@ async def test_cancel_sent_right_after_the_request(editor: Editor, backend: Fake
     task = editor.start_refactor(uri, "data = open", "rename data to content")
     await asyncio.sleep(0)  # the request is on its way; do not wait for the server to act on it
     cancelled = await editor.execute("refactorLsp.cancel", {"uri": uri})
-    assert cancelled == {"cancelled": 1}
+    assert cancelled == {"cancelled": 1, "tooLate": 0}
     result = await asyncio.wait_for(task, 5)
     assert result["status"] == "cancelled"
     assert editor.buffers[uri] == PY_SOURCE
