@@ -444,8 +444,7 @@ class RefactorServer(LanguageServer):
         """Cancel the refactor of `uri` (None: every one); how many were stopped, and how many came too
         late (their edit already with the editor: they run to their end, job.cancel)."""
         jobs = [job for job in self.jobs.values() if uri is None or job.uri == uri]
-        stopped = 0
-        for job in jobs:
-            stopped += job.cancel(reason, session_ends)
-            self._release(job.uri, job)  # a review held open ends here; a running job once its task does
-        return stopped, len(jobs) - stopped
+        stopped = [job.cancel(reason, session_ends) for job in jobs]
+        for job in jobs:  # a review held open ends here; a running job once its task does
+            self._release(job.uri, job)
+        return sum(stopped), len(jobs) - sum(stopped)
