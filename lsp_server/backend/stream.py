@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from ..text import clip
 from .acceptance import Acceptance, plausible, read_acceptance, section, token_count
 from .clients import ClientPool
 from .errors import BackendError, redact
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MalformedStream(ValueError):
@@ -127,6 +130,7 @@ async def stream_once(
     reader = _Reader(request, settings, on_delta, started)
     try:
         await reader.read(stream)
+        text = reader.text()
     except Exception as exc:
         reader.parts.clear()  # what was read goes now, not when the error is done with
         raise _stream_error(exc, backend, request, reader) from None
@@ -135,7 +139,7 @@ async def stream_once(
             await stream.close()
     result = reader.result
     result.latency_ms = (time.perf_counter() - started) * 1000
-    result.text = "".join(reader.parts)
+    result.text = text
     return result
 
 
@@ -312,6 +316,19 @@ class _Reader:
         self.parts.append(content)
         if self.on_delta is not None:
             self.on_delta(content, tokens_so_far)
+
+    def text(self) -> str:
+        """The answer, which is text: JSON may carry a lone surrogate (`"\\udcff"`), no character of
+        any text (it failed later, as an internal error, where the answer was encoded). A pair split
+        across two deltas is one character, joined."""
+        text = "".join(self.parts)
+        if _SURROGATE.search(text) is None:
+            return text
+        try:
+            return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError as exc:
+            lone = int.from_bytes(exc.object[exc.start : exc.start + 2], "little")
+            raise MalformedStream(f"the answer holds a lone surrogate (U+{lone:04X}), which is no text") from None
 
     def _final(self, chunk: Any) -> None:
         """What a final chunk says of the answer: acceptance, whether the server drafted, llama.cpp's

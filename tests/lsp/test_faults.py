@@ -187,6 +187,17 @@ def chunk(content: str | None = None, finish: str | None = None, role: bool = Fa
 NEW_REGION = REGION.replace("data", "content")
 STREAMS = [
     Case(
+        "a lone surrogate in the answer",
+        [Reply(raw_body=sse(chunk(NEW_REGION.replace("content", "con\udcfftent", 1)), chunk(finish="stop")))],
+        message=("malformed stream", "lone surrogate (U+DCFF)", "nothing was applied"),
+    ),
+    Case(
+        "a surrogate pair split across two deltas",
+        [Reply(raw_body=sse(chunk(NEW_REGION + "# \ud83d"), chunk("\ude00\n"), chunk(finish="stop")))],
+        status="applied",
+        result=RENAMED + "# \U0001f600\n",
+    ),
+    Case(
         "invalid UTF-8",
         [
             Reply(
